@@ -1,0 +1,58 @@
+"""The application factory."""
+
+import os
+import re
+from collections.abc import Mapping
+
+from flask import Flask
+from pymongo import MongoClient
+
+import database
+import errors
+from blueprints import bot_requests, bots
+from blueprints.converters import ObjectIdConverter
+from config import settings_from_env
+
+_API_SETTINGS = {
+    "API_TITLE": "Bot Catalogue Service",
+    "API_VERSION": "1",
+    "OPENAPI_VERSION": "3.0.3",
+    "OPENAPI_URL_PREFIX": "/v1",
+    "OPENAPI_JSON_PATH": "openapi.json",
+}
+
+
+class _MergeSlashes:
+    """Serve the specification's doubled-slash paths (`/v1//bots/`) as the single-slash ones."""
+
+    _RUN = re.compile("//+")
+
+    def __init__(self, wsgi_app):
+        self.wsgi_app = wsgi_app
+
+    def __call__(self, environ, start_response):
+        environ["PATH_INFO"] = self._RUN.sub("/", environ.get("PATH_INFO", ""))
+        return self.wsgi_app(environ, start_response)
+
+
+def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | None = None) -> Flask:
+    """Build the app; `config` overrides the environment and `mongo_client` the database."""
+    app = Flask(__name__, static_folder=None)
+    app.config.from_mapping(settings_from_env(os.environ))
+    app.config.from_mapping(_API_SETTINGS)
+    if config:
+        app.config.from_mapping(config)
+    app.json.sort_keys = False
+    app.url_map.strict_slashes = False
+    app.url_map.converters["objectid"] = ObjectIdConverter
+    app.wsgi_app = _MergeSlashes(app.wsgi_app)
+
+    database.init_app(app, mongo_client)
+    errors.init_app(app)
+    api = errors.Api(app)
+    api.register_converter(
+        ObjectIdConverter, lambda _: {"type": "string", "pattern": ObjectIdConverter.regex}
+    )
+    api.register_blueprint(bots.blp)
+    api.register_blueprint(bot_requests.blp)
+    return app

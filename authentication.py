@@ -1,0 +1,63 @@
+"""Bearer tokens: a token's SHA-256 is looked up in `tokens`; the raw token is never stored.
+
+The resolved `Caller` is what `auth.current_user()` returns to the routes.
+"""
+
+import datetime as dt
+import hashlib
+
+from flask_httpauth import HTTPTokenAuth
+
+from callers import Caller
+from database import get_db
+from errors import json_error
+from repositories.tokens import TokenRepository
+
+MAX_TOKEN_LENGTH = 512
+
+auth = HTTPTokenAuth(scheme="Bearer")
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _well_formed(token: str) -> bool:
+    return 0 < len(token) <= MAX_TOKEN_LENGTH and token.isascii() and token.isprintable()
+
+
+def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
+    """The caller a stored token stands for, or None when it is revoked, expired or orphaned."""
+    if token_document is None or token_document.get("revokedAt") is not None:
+        return None
+    expires_at = token_document.get("expiresAt")
+    if expires_at is not None and expires_at <= now:
+        return None
+    kind = token_document.get("kind")
+    if kind == "user" and token_document.get("users"):
+        user = token_document["users"][0]
+        memberships = user.get("organizations") or ()
+        return Caller.user(user["_id"], memberships, is_admin=user.get("role") == "admin")
+    if kind == "organization" and token_document.get("organizations"):
+        return Caller.organization(token_document["organizations"][0]["_id"])
+    return None
+
+
+@auth.verify_token
+def _verify_token(token: str) -> Caller | None:
+    if not _well_formed(token):
+        return None
+    document = TokenRepository(get_db()).find(hash_token(token))
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    return caller_for(document, now)
+
+
+@auth.error_handler
+def _unauthorized(status: int):
+    if status == 401:
+        return json_error(401, "A valid bearer token is required.")
+    return json_error(status, "You may not access this resource.")
+
+
+def current_caller() -> Caller:
+    return auth.current_user()

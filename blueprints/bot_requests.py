@@ -1,0 +1,52 @@
+"""Bot requests: a user's (4.1, 4.3) and an organization's (4.2, 4.4)."""
+
+import policy
+from authentication import auth, current_caller
+from blueprints.arguments import Blueprint
+from database import get_db
+from repositories.bot_requests import BotRequestRepository
+from schemas.bot_requests import BotRequestSchema
+from schemas.common import page_schema
+from schemas.queries import BotRequestListQuery
+
+blp = Blueprint("bot_requests", __name__, url_prefix="/v1", description="Records of bot runs.")
+
+_Page = page_schema(BotRequestSchema)
+
+
+@blp.route("/requests/")
+@auth.login_required
+@blp.arguments(BotRequestListQuery, location="query", as_kwargs=True)
+@blp.response(200, _Page)
+def list_bot_requests(**query):
+    """List the caller's bot requests and those of its organizations."""
+    visibility = policy.bot_requests(current_caller())
+    return BotRequestRepository(get_db()).find_page(visibility, **query)
+
+
+@blp.route("/requests/<objectid:bot_request_id>/")
+@auth.login_required
+@blp.response(200, BotRequestSchema)
+def get_bot_request(bot_request_id):
+    """Get one bot request the caller made or that one of its organizations holds."""
+    visibility = policy.bot_requests(current_caller())
+    return BotRequestRepository(get_db()).get(visibility, bot_request_id)
+
+
+@blp.route("/organizations/<objectid:organization_id>/requests/")
+@auth.login_required
+@blp.arguments(BotRequestListQuery, location="query", as_kwargs=True)
+@blp.response(200, _Page)
+def list_organization_bot_requests(organization_id, **query):
+    """List an organization's bot requests."""
+    visibility = policy.organization(current_caller(), organization_id)
+    return BotRequestRepository(get_db()).find_page(visibility, **query)
+
+
+@blp.route("/organizations/<objectid:organization_id>/requests/<objectid:bot_request_id>/")
+@auth.login_required
+@blp.response(200, BotRequestSchema)
+def get_organization_bot_request(organization_id, bot_request_id):
+    """Get one of an organization's bot requests."""
+    visibility = policy.organization_bot_request(current_caller(), organization_id)
+    return BotRequestRepository(get_db()).get(visibility, bot_request_id)

@@ -1,0 +1,66 @@
+"""Bots: the catalogue (4.5, 4.7) and each organization's own bots (4.6, 4.8)."""
+
+from flask import jsonify
+
+import policy
+from authentication import auth, current_caller
+from blueprints.arguments import Blueprint
+from database import get_db
+from repositories.bots import BotRepository
+from schemas.bots import (
+    BotDetailSchema,
+    BotSchema,
+    OrganizationBotListItemSchema,
+    OrganizationBotSchema,
+)
+from schemas.common import page_schema
+from schemas.queries import BotListQuery, OrganizationBotListQuery
+
+blp = Blueprint("bots", __name__, url_prefix="/v1", description="The bot catalogue.")
+
+_public = BotSchema()
+_detailed = BotDetailSchema()
+
+
+@blp.route("/bots/")
+@auth.login_required
+@blp.arguments(BotListQuery, location="query", as_kwargs=True)
+@blp.response(200, page_schema(BotSchema))
+def list_bots(custom, **query):
+    """List the bots the caller can see: public ones and its organizations' bots."""
+    return BotRepository(get_db()).find_page(policy.bots(current_caller(), custom), **query)
+
+
+@blp.route("/bots/<slug>/")
+@auth.login_required
+@blp.response(
+    200,
+    {"oneOf": [{"$ref": "#/components/schemas/BotDetail"}, {"$ref": "#/components/schemas/Bot"}]},
+    description="Admins get the detailed view (BotDetail); everyone else the public one (Bot).",
+)
+def get_bot(slug):
+    """Get one bot by its slug."""
+    caller = current_caller()
+    bots = BotRepository(get_db())
+    if policy.sees_bot_details(caller):
+        return jsonify(_detailed.dump(bots.get_detailed(policy.bot(caller), slug)))
+    return jsonify(_public.dump(bots.get(policy.bot(caller), slug)))
+
+
+@blp.route("/organizations/<objectid:organization_id>/bots/")
+@auth.login_required
+@blp.arguments(OrganizationBotListQuery, location="query", as_kwargs=True)
+@blp.response(200, page_schema(OrganizationBotListItemSchema))
+def list_organization_bots(organization_id, **query):
+    """List an organization's bots, public and private."""
+    visibility = policy.organization(current_caller(), organization_id)
+    return BotRepository(get_db()).find_page(visibility, **query)
+
+
+@blp.route("/organizations/<objectid:organization_id>/bots/<slug>/")
+@auth.login_required
+@blp.response(200, OrganizationBotSchema)
+def get_organization_bot(organization_id, slug):
+    """Get one of an organization's bots, beside the organization."""
+    visibility = policy.organization(current_caller(), organization_id)
+    return BotRepository(get_db()).get_with_organization(visibility, slug)

@@ -1,0 +1,15 @@
+"""Settings read from the environment, once, by the application factory."""
+
+from collections.abc import Mapping
+
+EMBEDDED_MONGODB_URI = "mongodb://127.0.0.1:27018/?directConnection=true"
+
+
+def settings_from_env(environ: Mapping[str, str]) -> dict:
+    """Typed settings with their defaults; README's configuration table lists each one."""
+    return {
+        "MONGODB_URI": environ.get("MONGODB_URI") or EMBEDDED_MONGODB_URI,
+        "MONGODB_DB": environ.get("MONGODB_DB") or "botcatalogue",
+        "MONGODB_TIMEOUT_MS": int(environ.get("MONGODB_TIMEOUT_MS", "5000")),
+        "MONGODB_READ_PREFERENCE": environ.get("MONGODB_READ_PREFERENCE", "primaryPreferred"),
+    }

@@ -1,0 +1,91 @@
+"""Every error leaves as {"code", "message"} (plus "details" on a 400), with its headers kept.
+
+HTTP errors, domain exceptions, query validation and database outages all pass through here,
+so no handler elsewhere builds an error body or lets a stack trace reach the client.
+"""
+
+import logging
+
+import flask_smorest
+from flask import Flask, Response, json
+from pymongo.errors import ConnectionFailure, ServerSelectionTimeoutError
+from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
+
+from exceptions import DomainError
+from schemas.common import ErrorSchema
+
+log = logging.getLogger(__name__)
+
+_MESSAGES = {
+    400: "The request has invalid parameters.",
+    401: "A valid bearer token is required.",
+    404: "The requested resource was not found.",
+    405: "This method is not allowed on this resource.",
+    500: "The server encountered an internal error.",
+    503: "The database is unavailable; try again shortly.",
+}
+
+
+def error_body(code: int, message: str, details: dict | None = None) -> dict:
+    body = {"code": code, "message": message}
+    if details is not None:
+        body["details"] = details
+    return body
+
+
+def json_error(code: int, message: str, details: dict | None = None) -> Response:
+    return Response(
+        json.dumps(error_body(code, message, details)),
+        status=code,
+        mimetype="application/json",
+    )
+
+
+def _validation_details(error: HTTPException) -> dict | None:
+    """webargs keys its messages by location first; clients know parameters only."""
+    messages = (getattr(error, "data", None) or {}).get("messages")
+    if not messages:
+        return None
+    details = {}
+    for by_parameter in messages.values():
+        for parameter, problems in by_parameter.items():
+            details.setdefault(parameter, []).extend(problems)
+    return details
+
+
+def http_error(error: HTTPException) -> Response:
+    """The Flask docs' recipe: start from the exception's response, replace the body."""
+    if isinstance(error, InternalServerError):
+        log.error("unhandled exception", exc_info=error.original_exception or error)
+    response = error.get_response()
+    details = _validation_details(error)
+    message = _MESSAGES.get(error.code) or error.description
+    response.set_data(json.dumps(error_body(error.code, message, details)))
+    response.content_type = "application/json"
+    return response
+
+
+def _domain_error(error: DomainError) -> Response:
+    return json_error(error.status, error.message)
+
+
+def _database_unavailable(error: ConnectionFailure) -> Response:
+    log.warning("database unavailable: %s", type(error).__name__)
+    response = http_error(ServiceUnavailable())
+    response.headers["Retry-After"] = "1"
+    return response
+
+
+class Api(flask_smorest.Api):
+    """flask-smorest's Api with our error body, in handling and in the OpenAPI document."""
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def handle_http_exception(self, error: HTTPException) -> Response:
+        return http_error(error)
+
+
+def init_app(app: Flask) -> None:
+    app.register_error_handler(DomainError, _domain_error)
+    app.register_error_handler(ConnectionFailure, _database_unavailable)
+    app.register_error_handler(ServerSelectionTimeoutError, _database_unavailable)

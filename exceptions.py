@@ -1,0 +1,20 @@
+"""Domain exceptions: raised by the policy and the repositories, which know nothing of HTTP.
+
+The error module maps each one to its status and the JSON error body.
+"""
+
+
+class DomainError(Exception):
+    status = 500
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(DomainError):
+    status = 404
+
+
+class Forbidden(DomainError):
+    status = 403

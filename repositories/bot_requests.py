@@ -1,0 +1,61 @@
+"""Bot requests: the lists of 4.1 and 4.2 and the single requests of 4.3 and 4.4."""
+
+from bson import ObjectId
+from pymongo.database import Database
+
+from exceptions import NotFound
+from policy import Visibility
+from repositories.paging import Page, combine, contains, fetch_page, lookup_one
+
+_JOINS = [
+    *lookup_one("bot", "bots"),
+    *lookup_one("createdBy", "users"),
+    *lookup_one("organization", "organizations"),
+    {
+        "$project": {
+            "bot.creditCost": 1,
+            "bot.name": 1,
+            "bot.slug": 1,
+            "createdBy.name": 1,
+            "organization.name": 1,
+            "inputs": 1,
+            "ip": 1,
+            "response": 1,
+            "createdAt": 1,
+            "updatedAt": 1,
+        }
+    },
+]
+
+
+class BotRequestRepository:
+    def __init__(self, db: Database):
+        self._db = db
+        self._requests = db.botrequests
+
+    def find_page(
+        self,
+        visibility: Visibility,
+        *,
+        sort: list[tuple[str, int]],
+        page: int,
+        limit: int,
+        name: str | None = None,
+    ) -> Page:
+        filters = {}
+        if name:
+            filters["bot"] = {"$in": self._db.bots.distinct("_id", {"name": contains(name)})}
+        return fetch_page(
+            self._requests, visibility, filters, sort=sort, page=page, limit=limit, joins=_JOINS
+        )
+
+    def get(self, visibility: Visibility, request_id: ObjectId) -> dict:
+        if not visibility.is_empty:
+            pipeline = [
+                {"$match": combine(visibility, {"_id": request_id})},
+                {"$limit": 1},
+                *_JOINS,
+            ]
+            for bot_request in self._requests.aggregate(pipeline):
+                return bot_request
+        raise NotFound("No bot request with this id.")

@@ -1,0 +1,117 @@
+"""Bots: the lists of 4.5 and 4.6 and the single bots of 4.7 and 4.8."""
+
+from bson import ObjectId
+from pymongo.database import Database
+
+from exceptions import NotFound
+from policy import Visibility
+from repositories.paging import (
+    Page,
+    combine,
+    contains,
+    equals_ignoring_case,
+    fetch_page,
+    lookup_one,
+)
+
+PUBLIC_FIELDS = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
+_PROJECTION = {field: 1 for field in (*PUBLIC_FIELDS, "organization")}
+
+
+class BotRepository:
+    def __init__(self, db: Database):
+        self._db = db
+        self._bots = db.bots
+
+    def find_page(
+        self,
+        visibility: Visibility,
+        *,
+        sort: list[tuple[str, int]],
+        page: int,
+        limit: int,
+        name: str | None = None,
+        tags: list[ObjectId] | None = None,
+        service: str | None = None,
+        service_id: ObjectId | None = None,
+        service_slug: str | None = None,
+        service_directory: str | None = None,
+    ) -> Page:
+        filters = {}
+        if name:
+            filters["name"] = contains(name)
+        if tags:
+            filters["tags"] = {"$in": tags}
+        services = self._service_filter(service, service_id, service_slug, service_directory)
+        if services is not None:
+            filters["service"] = services
+        return fetch_page(
+            self._bots,
+            visibility,
+            filters,
+            sort=sort,
+            page=page,
+            limit=limit,
+            joins=[{"$project": _PROJECTION}],
+        )
+
+    def _service_filter(self, name, service_id, slug, directory) -> dict | ObjectId | None:
+        """The services that match every given criterion, resolved before the bot query."""
+        criteria = {}
+        if service_id is not None:
+            criteria["_id"] = service_id
+        if name:
+            criteria["name"] = equals_ignoring_case(name)
+        if slug:
+            criteria["slug"] = slug
+        if directory:
+            criteria["directory"] = directory
+        if not criteria:
+            return None
+        if criteria.keys() == {"_id"}:
+            return service_id
+        return {"$in": self._db.services.distinct("_id", criteria)}
+
+    def get(self, visibility: Visibility, slug: str) -> dict:
+        bot = self._one(visibility, slug, [{"$project": _PROJECTION}])
+        return bot
+
+    def get_detailed(self, visibility: Visibility, slug: str) -> dict:
+        """The admin view: the bot with its service and tags."""
+        bot = self._one(
+            visibility,
+            slug,
+            [
+                *lookup_one("service", "services"),
+                {
+                    "$lookup": {
+                        "from": "tags",
+                        "localField": "tags",
+                        "foreignField": "_id",
+                        "as": "tagDocuments",
+                    }
+                },
+            ],
+        )
+        by_id = {tag["_id"]: tag for tag in bot.pop("tagDocuments")}
+        bot["tags"] = [by_id[tag_id] for tag_id in bot.get("tags") or () if tag_id in by_id]
+        return bot
+
+    def get_with_organization(self, visibility: Visibility, slug: str) -> dict:
+        """4.8: the bot beside the organization that owns it."""
+        bot = self._one(
+            visibility,
+            slug,
+            [{"$project": _PROJECTION}, *lookup_one("organization", "organizations", "owner")],
+        )
+        owner = bot.pop("owner", None)
+        if owner is None:
+            raise NotFound("No such organization.")
+        return {"bot": bot, "organization": owner}
+
+    def _one(self, visibility: Visibility, slug: str, stages: list[dict]) -> dict:
+        if not visibility.is_empty:
+            pipeline = [{"$match": combine(visibility, {"slug": slug})}, {"$limit": 1}, *stages]
+            for bot in self._bots.aggregate(pipeline):
+                return bot
+        raise NotFound("No bot with this slug.")

@@ -1,0 +1,63 @@
+"""Bot responses: the public view, the organization list item, the admin view, 4.8's pair."""
+
+from marshmallow import Schema, fields
+
+from schemas.fields import BsonValue, ObjectIdString, TimestampField
+
+
+class BotSchema(Schema):
+    """The public view (every item of 4.5, and 4.7 for non-admins)."""
+
+    id = ObjectIdString(attribute="_id", required=True)
+    slug = fields.String(dump_default=None, required=True)
+    name = fields.String(dump_default=None, required=True)
+    description = fields.String(dump_default=None, required=True, allow_none=True)
+    creditCost = BsonValue(dump_default=None, required=True, metadata={"type": "number"})
+    modelKey = fields.String(dump_default=None, required=True, allow_none=True)
+    applyToApi = fields.Boolean(dump_default=None, required=True, allow_none=True)
+    inputs = BsonValue(
+        dump_default=None,
+        required=True,
+        metadata={"type": "array", "items": {"type": "object"}, "nullable": True},
+    )
+
+
+class OrganizationBotListItemSchema(BotSchema):
+    organizationId = ObjectIdString(attribute="organization", required=True)
+
+
+class ServiceSummarySchema(Schema):
+    id = ObjectIdString(attribute="_id", required=True)
+    name = fields.String(dump_default=None, required=True)
+    slug = fields.String(dump_default=None, required=True)
+    directory = fields.String(dump_default=None, required=True, allow_none=True)
+
+
+class TagSummarySchema(Schema):
+    id = ObjectIdString(attribute="_id", required=True)
+    name = fields.String(dump_default=None, required=True)
+
+
+class BotDetailSchema(BotSchema):
+    """The admin view of 4.7."""
+
+    organizationId = ObjectIdString(
+        attribute="organization", dump_default=None, required=True, allow_none=True
+    )
+    isPublic = fields.Boolean(dump_default=None, required=True)
+    service = fields.Nested(ServiceSummarySchema, dump_default=None, required=True, allow_none=True)
+    tags = fields.List(fields.Nested(TagSummarySchema), dump_default=(), required=True)
+    createdAt = TimestampField(dump_default=None, required=True, metadata={"format": "date-time"})
+    updatedAt = TimestampField(dump_default=None, required=True, metadata={"format": "date-time"})
+
+
+class OrganizationSummarySchema(Schema):
+    id = ObjectIdString(attribute="_id", required=True)
+    name = fields.String(dump_default=None, required=True)
+
+
+class OrganizationBotSchema(Schema):
+    """4.8: the bot without its organization id, beside the organization."""
+
+    bot = fields.Nested(BotSchema, required=True)
+    organization = fields.Nested(OrganizationSummarySchema, required=True)

@@ -1,0 +1,181 @@
+"""The one place where BSON values become JSON and query strings become typed values."""
+
+import base64
+import datetime as dt
+import math
+import re
+import unicodedata
+import uuid
+from decimal import Decimal
+
+from bson import Binary, Code, DatetimeMS, Decimal128, ObjectId, Regex, Timestamp
+from marshmallow import ValidationError, fields
+
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def format_timestamp(value: dt.datetime) -> str:
+    """ISO 8601 UTC with milliseconds and `Z`, e.g. 2026-01-02T03:04:05.678Z."""
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value.isoformat(timespec="milliseconds") + "Z"
+
+
+def _number(value: float | Decimal):
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return None
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value if math.isfinite(value) else None
+
+
+def json_safe(value):
+    """Stored `inputs` and `response` are free-form: any BSON value must dump without a 500."""
+    if value is None or isinstance(value, bool | str | int):
+        return value
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, dict):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    if isinstance(value, ObjectId):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return format_timestamp(value)
+    if isinstance(value, DatetimeMS):
+        return _datetime_ms(value)
+    if isinstance(value, Decimal128):
+        return _number(value.to_decimal())
+    if isinstance(value, Binary | bytes):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, Timestamp):
+        return format_timestamp(value.as_datetime())
+    if isinstance(value, Regex):
+        return value.pattern if isinstance(value.pattern, str) else value.pattern.decode()
+    if isinstance(value, Code):
+        return str(value)
+    return str(value)
+
+
+def _datetime_ms(value: DatetimeMS) -> str | int:
+    """A BSON datetime outside Python's range: formatted when possible, else milliseconds."""
+    try:
+        return format_timestamp(_EPOCH + dt.timedelta(milliseconds=int(value)))
+    except OverflowError:
+        return int(value)
+
+
+class ObjectIdString(fields.Field):
+    """An id: dumped as 24 lowercase hex characters, loaded from them."""
+
+    default_error_messages = {"invalid": "Not a valid id: expected 24 hexadecimal characters."}
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else str(value)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, str) or not ObjectId.is_valid(value):
+            raise self.make_error("invalid")
+        return ObjectId(value)
+
+
+class TimestampField(fields.Field):
+    def _serialize(self, value, attr, obj, **kwargs):
+        return json_safe(value)
+
+
+class BsonValue(fields.Field):
+    """Stored free-form content, made JSON-safe."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return json_safe(value)
+
+
+class QueryInteger(fields.Integer):
+    """Digits only: `1e3`, ` 5`, `+5` or `5.0` are rejected, not reinterpreted."""
+
+    MAX_DIGITS = 9
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+            raise self.make_error("invalid")
+        if len(value) > self.MAX_DIGITS:
+            raise ValidationError(f"Must be at most {10**self.MAX_DIGITS - 1}.")
+        return int(value)
+
+
+class QueryBoolean(fields.Boolean):
+    truthy = {"true", "1"}
+    falsy = {"false", "0"}
+    default_error_messages = {"invalid": "Must be one of: true, false, 1, 0."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        lowered = value.lower() if isinstance(value, str) else value
+        if lowered in self.truthy:
+            return True
+        if lowered in self.falsy:
+            return False
+        raise self.make_error("invalid")
+
+
+class QueryText(fields.String):
+    """Free text filter: bounded, printable; matched literally by the repositories."""
+
+    MAX_LENGTH = 200
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if len(text) > self.MAX_LENGTH:
+            raise ValidationError(f"Must be at most {self.MAX_LENGTH} characters long.")
+        if any(unicodedata.category(char) == "Cc" for char in text):
+            raise ValidationError("Must not contain control characters.")
+        return text
+
+
+class CommaSeparatedIds(fields.Field):
+    MAX_IDS = 50
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, str):
+            raise ValidationError("Must be a comma-separated list of ids.")
+        parts = value.split(",")
+        if len(parts) > self.MAX_IDS:
+            raise ValidationError(f"At most {self.MAX_IDS} ids are allowed.")
+        bad = [part for part in parts if not ObjectId.is_valid(part)]
+        if bad:
+            raise ValidationError(f"Not a valid id: {bad[0][:40]!r}.")
+        return list(dict.fromkeys(ObjectId(part) for part in parts))
+
+
+_SORT_TERM = re.compile(r"^([A-Za-z]+)(?::([A-Za-z]+))?$")
+_DIRECTIONS = {"asc": 1, "desc": -1}
+
+
+class SortBy(fields.Field):
+    """`attr[:asc|:desc]` separated by commas, into [(stored field, 1 | -1), ...]."""
+
+    def __init__(self, attributes: tuple[str, ...], **kwargs):
+        super().__init__(**kwargs)
+        self.attributes = attributes
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, str):
+            raise ValidationError("Must be a string.")
+        order = []
+        for term in value.split(","):
+            match = _SORT_TERM.match(term)
+            if not match:
+                raise ValidationError(f"Malformed sort term {term[:40]!r}: use attr[:asc|:desc].")
+            name, direction = match.group(1), (match.group(2) or "asc").lower()
+            if name not in self.attributes:
+                allowed = ", ".join(self.attributes)
+                raise ValidationError(f"Cannot sort by {name!r}; allowed: {allowed}.")
+            if direction not in _DIRECTIONS:
+                raise ValidationError(f"Unknown sort direction {direction!r}; use asc or desc.")
+            if any(name == seen for seen, _ in order):
+                raise ValidationError(f"{name!r} appears more than once.")
+            order.append((name, _DIRECTIONS[direction]))
+        return order

@@ -1,0 +1,92 @@
+"""Query-string schemas (contract section 4): everything a list endpoint accepts, typed."""
+
+from marshmallow import RAISE, Schema, ValidationError, pre_load, validates_schema
+from marshmallow.validate import Range
+
+from schemas.fields import (
+    CommaSeparatedIds,
+    ObjectIdString,
+    QueryBoolean,
+    QueryInteger,
+    QueryText,
+    SortBy,
+)
+
+MAX_LIMIT = 100
+MAX_OFFSET = 10_000_000
+BOT_SORT_ATTRIBUTES = ("name", "slug", "creditCost", "createdAt", "updatedAt")
+REQUEST_SORT_ATTRIBUTES = ("createdAt", "updatedAt")
+
+
+class PageQuery(Schema):
+    class Meta:
+        unknown = RAISE
+
+    error_messages = {"unknown": "Unknown parameter."}
+
+    page = QueryInteger(
+        load_default=1,
+        validate=Range(min=1),
+        metadata={"description": "Page number, from 1."},
+    )
+    limit = QueryInteger(
+        load_default=10,
+        validate=Range(min=1, max=MAX_LIMIT),
+        metadata={"description": f"Items per page, 1 to {MAX_LIMIT}."},
+    )
+
+    @pre_load
+    def drop_empty_values(self, data, **kwargs):
+        """An empty value (`name=`) means the parameter was not given."""
+        return {key: value for key, value in data.items() if value != ""}
+
+    @validates_schema
+    def bound_offset(self, data, **kwargs):
+        if (data["page"] - 1) * data["limit"] > MAX_OFFSET:
+            raise ValidationError(f"(page - 1) * limit must not exceed {MAX_OFFSET}.", "page")
+
+
+def _name():
+    return QueryText(metadata={"description": "Case-insensitive substring of the bot's name."})
+
+
+def _tags():
+    return CommaSeparatedIds(
+        metadata={"description": "Comma-separated tag ids; a bot matches if it has any of them."}
+    )
+
+
+def _sort(attributes: tuple[str, ...], default: list[tuple[str, int]]):
+    return SortBy(
+        attributes,
+        data_key="sortBy",
+        load_default=default,
+        metadata={
+            "description": "Comma-separated `attr[:asc|:desc]`; ties break on id. "
+            f"Attributes: {', '.join(attributes)}."
+        },
+    )
+
+
+class BotRequestListQuery(PageQuery):
+    name = _name()
+    sort = _sort(REQUEST_SORT_ATTRIBUTES, [("createdAt", -1)])
+
+
+class OrganizationBotListQuery(PageQuery):
+    name = _name()
+    tags = _tags()
+    sort = _sort(BOT_SORT_ATTRIBUTES, [("name", 1)])
+
+
+class BotListQuery(OrganizationBotListQuery):
+    custom = QueryBoolean(
+        load_default=False,
+        metadata={"description": "Only bots of the caller's organizations."},
+    )
+    service = QueryText(metadata={"description": "Service name, case-insensitive, exact."})
+    service_id = ObjectIdString(data_key="serviceId", metadata={"description": "Service id."})
+    service_slug = QueryText(data_key="serviceSlug", metadata={"description": "Service slug."})
+    service_directory = QueryText(
+        data_key="serviceDirectory", metadata={"description": "Service directory."}
+    )
