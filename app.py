@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from flask import Flask
 from pymongo import MongoClient
 
+import authentication
 import database
 import errors
 from blueprints import bot_requests, bots
@@ -48,6 +49,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     app.wsgi_app = _MergeSlashes(app.wsgi_app)
 
     database.init_app(app, mongo_client)
+    authentication.init_app(app)
     errors.init_app(app)
     api = errors.Api(app)
     api.register_converter(

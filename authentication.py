@@ -1,11 +1,21 @@
 """Bearer tokens: a token's SHA-256 is looked up in `tokens`; the raw token is never stored.
 
 The resolved `Caller` is what `auth.current_user()` returns to the routes.
+
+A token found in the database is kept for `TOKEN_CACHE_SECONDS` (default 30) in each worker
+process, keyed by its hash, so a warm request asks the database nothing about its caller.
+Expiry is checked on every use, so an expired token is refused at once; a revocation, a
+role or a membership change takes effect within `TOKEN_CACHE_SECONDS`. Unknown tokens are
+not kept: a newly issued token works at once, and guessing fills no memory.
 """
 
 import datetime as dt
 import hashlib
+from collections.abc import Callable
+from threading import Lock
 
+from cachetools import TTLCache
+from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
 
 from callers import Caller
@@ -16,6 +26,32 @@ from repositories.tokens import TokenRepository
 MAX_TOKEN_LENGTH = 512
 
 auth = HTTPTokenAuth(scheme="Bearer")
+
+
+class TokenCache:
+    """Token documents by token hash, bounded in number and age; safe across threads."""
+
+    def __init__(self, size: int, seconds: float):
+        self._documents = TTLCache(size, seconds) if size > 0 and seconds > 0 else None
+        self._lock = Lock()
+
+    def find(self, token_hash: str, load: Callable[[str], dict | None]) -> dict | None:
+        if self._documents is None:
+            return load(token_hash)
+        with self._lock:
+            document = self._documents.get(token_hash)
+        if document is None:
+            document = load(token_hash)
+            if document is not None:
+                with self._lock:
+                    self._documents[token_hash] = document
+        return document
+
+
+def init_app(app: Flask) -> None:
+    app.extensions["token_cache"] = TokenCache(
+        app.config["TOKEN_CACHE_SIZE"], app.config["TOKEN_CACHE_SECONDS"]
+    )
 
 
 def hash_token(token: str) -> str:
@@ -43,11 +79,15 @@ def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
     return None
 
 
+def _load(token_hash: str) -> dict | None:
+    return TokenRepository(get_db()).find(token_hash)
+
+
 @auth.verify_token
 def _verify_token(token: str) -> Caller | None:
     if not _well_formed(token):
         return None
-    document = TokenRepository(get_db()).find(hash_token(token))
+    document = current_app.extensions["token_cache"].find(hash_token(token), _load)
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     return caller_for(document, now)
 

@@ -12,4 +12,8 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "MONGODB_DB": environ.get("MONGODB_DB") or "botcatalogue",
         "MONGODB_TIMEOUT_MS": int(environ.get("MONGODB_TIMEOUT_MS", "5000")),
         "MONGODB_READ_PREFERENCE": environ.get("MONGODB_READ_PREFERENCE", "primaryPreferred"),
+        # How long a looked-up token is trusted without asking the database again (0: never),
+        # which is also how long a revoked token may still be accepted; and how many are kept.
+        "TOKEN_CACHE_SECONDS": float(environ.get("TOKEN_CACHE_SECONDS", "30")),
+        "TOKEN_CACHE_SIZE": int(environ.get("TOKEN_CACHE_SIZE", "10000")),
     }
