@@ -1,21 +1,31 @@
 """Bearer tokens: a token's SHA-256 is looked up in `tokens`; the raw token is never stored.
 
-The resolved `Caller` is what `auth.current_user()` returns to the routes.
+When JWT support is configured (`jwt_tokens`), a signed access token naming a user is
+accepted too. Either way the resolved `Caller` is what `auth.current_user()` returns.
 """
 
 import datetime as dt
 import hashlib
 
+from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
 
 from callers import Caller
 from database import get_db
 from errors import json_error
+from jwt_tokens import JwtVerifier, looks_like_jwt
 from repositories.tokens import TokenRepository
+from repositories.users import UserRepository
 
-MAX_TOKEN_LENGTH = 512
+MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
 
 auth = HTTPTokenAuth(scheme="Bearer")
+
+
+def init_app(app: Flask) -> None:
+    app.extensions["jwt"] = JwtVerifier.from_settings(
+        app.config.get("JWT_SECRET"), app.config.get("JWT_PUBLIC_KEY")
+    )
 
 
 def hash_token(token: str) -> str:
@@ -24,6 +34,11 @@ def hash_token(token: str) -> str:
 
 def _well_formed(token: str) -> bool:
     return 0 < len(token) <= MAX_TOKEN_LENGTH and token.isascii() and token.isprintable()
+
+
+def _user_caller(user: dict) -> Caller:
+    memberships = user.get("organizations") or ()
+    return Caller.user(user["_id"], memberships, is_admin=user.get("role") == "admin")
 
 
 def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
@@ -35,21 +50,34 @@ def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
         return None
     kind = token_document.get("kind")
     if kind == "user" and token_document.get("users"):
-        user = token_document["users"][0]
-        memberships = user.get("organizations") or ()
-        return Caller.user(user["_id"], memberships, is_admin=user.get("role") == "admin")
+        return _user_caller(token_document["users"][0])
     if kind == "organization" and token_document.get("organizations"):
         return Caller.organization(token_document["organizations"][0]["_id"])
     return None
+
+
+def _jwt_caller(token: str) -> Caller | None:
+    verifier = current_app.extensions.get("jwt")
+    if verifier is None or not looks_like_jwt(token):
+        return None
+    user_id = verifier.user_id(token)
+    if user_id is None:
+        return None
+    user = UserRepository(get_db()).find(user_id)
+    return None if user is None else _user_caller(user)
+
+
+def _opaque_caller(token: str) -> Caller | None:
+    document = TokenRepository(get_db()).find(hash_token(token))
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    return caller_for(document, now)
 
 
 @auth.verify_token
 def _verify_token(token: str) -> Caller | None:
     if not _well_formed(token):
         return None
-    document = TokenRepository(get_db()).find(hash_token(token))
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    return caller_for(document, now)
+    return _jwt_caller(token) or _opaque_caller(token)
 
 
 @auth.error_handler

@@ -152,6 +152,7 @@ class CommaSeparatedIds(fields.Field):
 
 _SORT_TERM = re.compile(r"^([A-Za-z]+)(?::([A-Za-z]+))?$")
 _DIRECTIONS = {"asc": 1, "desc": -1}
+_DIRECTION_NAMES = {1: "asc", -1: "desc"}
 
 
 class SortBy(fields.Field):
@@ -160,6 +161,12 @@ class SortBy(fields.Field):
     def __init__(self, attributes: tuple[str, ...], **kwargs):
         super().__init__(**kwargs)
         self.attributes = attributes
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        """Back to the query syntax: how the OpenAPI document shows the default order."""
+        if value is None:
+            return None
+        return ",".join(f"{name}:{_DIRECTION_NAMES[direction]}" for name, direction in value)
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not isinstance(value, str):
