@@ -66,7 +66,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     api = errors.Api(app)
     openapi.init_app(app, api)
     api.register_converter(
-        ObjectIdConverter, lambda _: {"type": "string", "pattern": ObjectIdConverter.regex}
+        ObjectIdConverter, lambda _: {"type": "string", "pattern": f"^{ObjectIdConverter.regex}$"}
     )
     api.register_blueprint(bots.blp)
     api.register_blueprint(bot_requests.blp)

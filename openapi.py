@@ -55,7 +55,13 @@ _FIELD_TYPES = (
 _CONSTRAINTS = (
     (ObjectIdString, {"pattern": f"^{_ID}$"}),
     (CommaSeparatedIds, {"pattern": f"^{_ID}(,{_ID}){{0,{CommaSeparatedIds.MAX_IDS - 1}}}$"}),
-    (QueryText, {"maxLength": QueryText.MAX_LENGTH}),
+    (
+        QueryText,
+        {
+            "maxLength": QueryText.MAX_LENGTH,
+            "pattern": f"^[^{QueryText.CONTROL_CHARACTERS}]*$",
+        },
+    ),
 )
 
 
@@ -189,6 +195,8 @@ class Blueprint(flask_smorest.Blueprint):
 
 def _field_constraints(converter, field, **kwargs) -> dict:
     """apispec attribute function: what our fields check beyond their type."""
+    if isinstance(field, SortBy):
+        return {"pattern": field.pattern}
     for field_class, constraints in _CONSTRAINTS:
         if isinstance(field, field_class):
             return dict(constraints)

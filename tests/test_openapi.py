@@ -167,9 +167,18 @@ def test_paging_parameters_have_ranges_and_defaults(document):
 
 def test_query_fields_are_documented_in_their_query_syntax(document):
     bots = _query_parameters(document, "/v1/bots/")
-    assert bots["sortBy"]["schema"] == {"type": "string", "default": "name:asc"}
+    sort = bots["sortBy"]["schema"]
+    assert (sort["type"], sort["default"]) == ("string", "name:asc")
+    sort_syntax = re.compile(sort["pattern"])
+    assert sort_syntax.fullmatch("creditCost:DESC,name,slug:asc")
+    for refused in ("name,name:desc", "name:up", "isPublic", "", "name,"):
+        assert not sort_syntax.fullmatch(refused), refused
     assert bots["custom"]["schema"] == {"type": "boolean", "default": False}
-    assert bots["name"]["schema"] == {"type": "string", "maxLength": 200}
+    name = bots["name"]["schema"]
+    assert (name["type"], name["maxLength"]) == ("string", 200)
+    assert re.fullmatch(name["pattern"], "Ünïcödé (x) [y] .*")
+    assert not re.fullmatch(name["pattern"], "a\nb")
+    assert not re.fullmatch(name["pattern"], "a\x00b")
     assert bots["serviceId"]["schema"]["pattern"] == "^[0-9a-fA-F]{24}$"
     tags = re.compile(bots["tags"]["schema"]["pattern"])
     assert tags.fullmatch(",".join(["a" * 24] * 50))
@@ -207,3 +216,13 @@ def test_probes_are_documented(document):
         assert ok["content"]["application/json"]["schema"] == {
             "$ref": "#/components/schemas/Status"
         }
+
+
+def test_path_ids_are_documented_as_whole_ids(document):
+    parameters = document["paths"][
+        "/v1/organizations/{organization_id}/requests/{bot_request_id}/"
+    ]["parameters"]
+    for parameter in parameters:
+        pattern = re.compile(parameter["schema"]["pattern"])
+        assert pattern.search("a" * 24)
+        assert not pattern.search("a" * 25), parameter["name"]
