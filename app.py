@@ -8,9 +8,14 @@ from flask import Flask
 from pymongo import MongoClient
 
 import authentication
+import caching
 import database
 import errors
-from blueprints import bot_requests, bots
+import openapi
+import rate_limits
+import request_ids
+import request_log
+from blueprints import bot_requests, bots, health
 from blueprints.converters import ObjectIdConverter
 from config import settings_from_env
 
@@ -18,9 +23,13 @@ _API_SETTINGS = {
     "API_TITLE": "Bot Catalogue Service",
     "API_VERSION": "1",
     "OPENAPI_VERSION": "3.0.3",
-    "OPENAPI_URL_PREFIX": "/v1",
-    "OPENAPI_JSON_PATH": "openapi.json",
+    **openapi.SETTINGS,
 }
+
+
+class _Flask(Flask):
+    def log_exception(self, exc_info) -> None:
+        """Left to `errors.http_error`, which logs every 500 once, with its request id."""
 
 
 class _MergeSlashes:
@@ -38,7 +47,7 @@ class _MergeSlashes:
 
 def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | None = None) -> Flask:
     """Build the app; `config` overrides the environment and `mongo_client` the database."""
-    app = Flask(__name__, static_folder=None)
+    app = _Flask(__name__, static_folder=None)
     app.config.from_mapping(settings_from_env(os.environ))
     app.config.from_mapping(_API_SETTINGS)
     if config:
@@ -51,10 +60,16 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     database.init_app(app, mongo_client)
     authentication.init_app(app)
     errors.init_app(app)
+    request_ids.init_app(app)
+    request_log.init_app(app)
+    caching.init_app(app)
     api = errors.Api(app)
+    openapi.init_app(app, api)
     api.register_converter(
-        ObjectIdConverter, lambda _: {"type": "string", "pattern": ObjectIdConverter.regex}
+        ObjectIdConverter, lambda _: {"type": "string", "pattern": f"^{ObjectIdConverter.regex}$"}
     )
     api.register_blueprint(bots.blp)
     api.register_blueprint(bot_requests.blp)
+    api.register_blueprint(health.blp)
+    rate_limits.init_app(app)
     return app

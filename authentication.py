@@ -1,12 +1,14 @@
 """Bearer tokens: a token's SHA-256 is looked up in `tokens`; the raw token is never stored.
 
-The resolved `Caller` is what `auth.current_user()` returns to the routes.
+When JWT support is configured (`jwt_tokens`), a signed access token naming a user is
+accepted too. Either way the resolved `Caller` is what `auth.current_user()` returns.
 
-A token found in the database is kept for `TOKEN_CACHE_SECONDS` (default 30) in each worker
-process, keyed by its hash, so a warm request asks the database nothing about its caller.
-Expiry is checked on every use, so an expired token is refused at once; a revocation, a
-role or a membership change takes effect within `TOKEN_CACHE_SECONDS`. Unknown tokens are
-not kept: a newly issued token works at once, and guessing fills no memory.
+What a token stands for (its stored document, or a JWT's user) is kept for
+`TOKEN_CACHE_SECONDS` (default 30) in each worker process, keyed by the token's hash, so a
+warm request asks the database nothing about its caller. Expiry is checked on every use (a
+stored token's `expiresAt`, a JWT's `exp`), so an expired token is refused at once; a
+revocation, a role or a membership change takes effect within `TOKEN_CACHE_SECONDS`.
+Unknown tokens are not kept: a newly issued token works at once, and guessing fills no memory.
 """
 
 import datetime as dt
@@ -21,15 +23,17 @@ from flask_httpauth import HTTPTokenAuth
 from callers import Caller
 from database import get_db
 from errors import json_error
+from jwt_tokens import JwtVerifier, looks_like_jwt
 from repositories.tokens import TokenRepository
+from repositories.users import UserRepository
 
-MAX_TOKEN_LENGTH = 512
+MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
 
 auth = HTTPTokenAuth(scheme="Bearer")
 
 
 class TokenCache:
-    """Token documents by token hash, bounded in number and age; safe across threads."""
+    """Documents by token hash, bounded in number and age; safe across threads."""
 
     def __init__(self, size: int, seconds: float):
         self._documents = TTLCache(size, seconds) if size > 0 and seconds > 0 else None
@@ -49,6 +53,9 @@ class TokenCache:
 
 
 def init_app(app: Flask) -> None:
+    app.extensions["jwt"] = JwtVerifier.from_settings(
+        app.config.get("JWT_SECRET"), app.config.get("JWT_PUBLIC_KEY")
+    )
     app.extensions["token_cache"] = TokenCache(
         app.config["TOKEN_CACHE_SIZE"], app.config["TOKEN_CACHE_SECONDS"]
     )
@@ -62,6 +69,11 @@ def _well_formed(token: str) -> bool:
     return 0 < len(token) <= MAX_TOKEN_LENGTH and token.isascii() and token.isprintable()
 
 
+def _user_caller(user: dict) -> Caller:
+    memberships = user.get("organizations") or ()
+    return Caller.user(user["_id"], memberships, is_admin=user.get("role") == "admin")
+
+
 def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
     """The caller a stored token stands for, or None when it is revoked, expired or orphaned."""
     if token_document is None or token_document.get("revokedAt") is not None:
@@ -71,25 +83,38 @@ def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
         return None
     kind = token_document.get("kind")
     if kind == "user" and token_document.get("users"):
-        user = token_document["users"][0]
-        memberships = user.get("organizations") or ()
-        return Caller.user(user["_id"], memberships, is_admin=user.get("role") == "admin")
+        return _user_caller(token_document["users"][0])
     if kind == "organization" and token_document.get("organizations"):
         return Caller.organization(token_document["organizations"][0]["_id"])
     return None
 
 
-def _load(token_hash: str) -> dict | None:
-    return TokenRepository(get_db()).find(token_hash)
+def _jwt_caller(token: str) -> Caller | None:
+    verifier = current_app.extensions.get("jwt")
+    if verifier is None or not looks_like_jwt(token):
+        return None
+    user_id = verifier.user_id(token)
+    if user_id is None:
+        return None
+    user = current_app.extensions["token_cache"].find(
+        hash_token(token), lambda _: UserRepository(get_db()).find(user_id)
+    )
+    return None if user is None else _user_caller(user)
+
+
+def _opaque_caller(token: str) -> Caller | None:
+    document = current_app.extensions["token_cache"].find(
+        hash_token(token), lambda token_hash: TokenRepository(get_db()).find(token_hash)
+    )
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    return caller_for(document, now)
 
 
 @auth.verify_token
 def _verify_token(token: str) -> Caller | None:
     if not _well_formed(token):
         return None
-    document = current_app.extensions["token_cache"].find(hash_token(token), _load)
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    return caller_for(document, now)
+    return _jwt_caller(token) or _opaque_caller(token)
 
 
 @auth.error_handler

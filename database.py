@@ -1,7 +1,7 @@
 """One MongoClient per process, kept on the app; requests borrow its database."""
 
 from flask import Flask, current_app
-from pymongo import MongoClient
+from pymongo import MongoClient, timeout
 from pymongo.database import Database
 
 
@@ -25,3 +25,9 @@ def init_app(app: Flask, client: MongoClient | None = None) -> None:
 def get_db() -> Database:
     app = current_app
     return app.extensions["mongo"][app.config["MONGODB_DB"]]
+
+
+def ping(timeout_seconds: float) -> None:
+    """Ask the server to answer within `timeout_seconds`, server selection included."""
+    with timeout(timeout_seconds):
+        current_app.extensions["mongo"].admin.command("ping")

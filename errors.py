@@ -12,6 +12,7 @@ from pymongo.errors import ConnectionFailure, ServerSelectionTimeoutError
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
 from exceptions import DomainError
+from request_ids import current_request_id
 from schemas.common import ErrorSchema
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,7 @@ _MESSAGES = {
     401: "A valid bearer token is required.",
     404: "The requested resource was not found.",
     405: "This method is not allowed on this resource.",
+    429: "Too many requests: retry after the number of seconds in Retry-After.",
     500: "The server encountered an internal error.",
     503: "The database is unavailable; try again shortly.",
 }
@@ -56,7 +58,11 @@ def _validation_details(error: HTTPException) -> dict | None:
 def http_error(error: HTTPException) -> Response:
     """The Flask docs' recipe: start from the exception's response, replace the body."""
     if isinstance(error, InternalServerError):
-        log.error("unhandled exception", exc_info=error.original_exception or error)
+        log.error(
+            "unhandled exception in request %s",
+            current_request_id(),
+            exc_info=error.original_exception or error,
+        )
     response = error.get_response()
     details = _validation_details(error)
     message = _MESSAGES.get(error.code) or error.description

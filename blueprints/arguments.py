@@ -1,8 +1,9 @@
 """Query-string parsing shared by every blueprint: strict, and a 400 on any doubt."""
 
-import flask_smorest
 from marshmallow import ValidationError
 from webargs.flaskparser import FlaskParser
+
+import openapi
 
 
 class QueryParser(FlaskParser):
@@ -21,5 +22,5 @@ class QueryParser(FlaskParser):
         return req.args.to_dict()
 
 
-class Blueprint(flask_smorest.Blueprint):
+class Blueprint(openapi.Blueprint):
     ARGUMENTS_PARSER = QueryParser(unknown=None)

@@ -1,7 +1,7 @@
 """Bot requests: a user's (4.1, 4.3) and an organization's (4.2, 4.4)."""
 
 import policy
-from authentication import auth, current_caller
+from authentication import current_caller
 from blueprints.arguments import Blueprint
 from database import get_db
 from repositories.bot_requests import BotRequestRepository
@@ -15,7 +15,8 @@ _Page = page_schema(BotRequestSchema)
 
 
 @blp.route("/requests/")
-@auth.login_required
+@blp.login_required
+@blp.error_responses(403)
 @blp.arguments(BotRequestListQuery, location="query", as_kwargs=True)
 @blp.response(200, _Page)
 def list_bot_requests(**query):
@@ -25,7 +26,8 @@ def list_bot_requests(**query):
 
 
 @blp.route("/requests/<objectid:bot_request_id>/")
-@auth.login_required
+@blp.login_required
+@blp.error_responses(403, 404)
 @blp.response(200, BotRequestSchema)
 def get_bot_request(bot_request_id):
     """Get one bot request the caller made or that one of its organizations holds."""
@@ -34,7 +36,8 @@ def get_bot_request(bot_request_id):
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/")
-@auth.login_required
+@blp.login_required
+@blp.error_responses(403, 404)
 @blp.arguments(BotRequestListQuery, location="query", as_kwargs=True)
 @blp.response(200, _Page)
 def list_organization_bot_requests(organization_id, **query):
@@ -44,7 +47,8 @@ def list_organization_bot_requests(organization_id, **query):
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/<objectid:bot_request_id>/")
-@auth.login_required
+@blp.login_required
+@blp.error_responses(403, 404)
 @blp.response(200, BotRequestSchema)
 def get_organization_bot_request(organization_id, bot_request_id):
     """Get one of an organization's bot requests."""

@@ -3,7 +3,7 @@
 from flask import jsonify
 
 import policy
-from authentication import auth, current_caller
+from authentication import current_caller
 from blueprints.arguments import Blueprint
 from database import get_db
 from repositories.bots import BotRepository
@@ -23,7 +23,7 @@ _detailed = BotDetailSchema()
 
 
 @blp.route("/bots/")
-@auth.login_required
+@blp.login_required
 @blp.arguments(BotListQuery, location="query", as_kwargs=True)
 @blp.response(200, page_schema(BotSchema))
 def list_bots(custom, **query):
@@ -32,10 +32,11 @@ def list_bots(custom, **query):
 
 
 @blp.route("/bots/<slug>/")
-@auth.login_required
+@blp.login_required
+@blp.error_responses(404)
 @blp.response(
     200,
-    {"oneOf": [{"$ref": "#/components/schemas/BotDetail"}, {"$ref": "#/components/schemas/Bot"}]},
+    {"oneOf": [BotDetailSchema, BotSchema]},
     description="Admins get the detailed view (BotDetail); everyone else the public one (Bot).",
 )
 def get_bot(slug):
@@ -48,7 +49,8 @@ def get_bot(slug):
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/")
-@auth.login_required
+@blp.login_required
+@blp.error_responses(403, 404)
 @blp.arguments(OrganizationBotListQuery, location="query", as_kwargs=True)
 @blp.response(200, page_schema(OrganizationBotListItemSchema))
 def list_organization_bots(organization_id, **query):
@@ -58,7 +60,8 @@ def list_organization_bots(organization_id, **query):
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/<slug>/")
-@auth.login_required
+@blp.login_required
+@blp.error_responses(403, 404)
 @blp.response(200, OrganizationBotSchema)
 def get_organization_bot(organization_id, slug):
     """Get one of an organization's bots, beside the organization."""

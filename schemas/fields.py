@@ -4,7 +4,6 @@ import base64
 import datetime as dt
 import math
 import re
-import unicodedata
 import uuid
 from decimal import Decimal
 
@@ -125,12 +124,14 @@ class QueryText(fields.String):
     """Free text filter: bounded, printable; matched literally by the repositories."""
 
     MAX_LENGTH = 200
+    CONTROL_CHARACTERS = r"\x00-\x1f\x7f-\x9f"
+    _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
         if len(text) > self.MAX_LENGTH:
             raise ValidationError(f"Must be at most {self.MAX_LENGTH} characters long.")
-        if any(unicodedata.category(char) == "Cc" for char in text):
+        if self._CONTROL.search(text):
             raise ValidationError("Must not contain control characters.")
         return text
 
@@ -152,6 +153,7 @@ class CommaSeparatedIds(fields.Field):
 
 _SORT_TERM = re.compile(r"^([A-Za-z]+)(?::([A-Za-z]+))?$")
 _DIRECTIONS = {"asc": 1, "desc": -1}
+_DIRECTION_NAMES = {1: "asc", -1: "desc"}
 
 
 class SortBy(fields.Field):
@@ -160,6 +162,24 @@ class SortBy(fields.Field):
     def __init__(self, attributes: tuple[str, ...], **kwargs):
         super().__init__(**kwargs)
         self.attributes = attributes
+
+    @property
+    def pattern(self) -> str:
+        """The accepted syntax as a regular expression, for the OpenAPI document.
+
+        The lookahead refuses a value naming one attribute twice.
+        """
+        attribute = "|".join(self.attributes)
+        direction = "(?::(?:[aA][sS][cC]|[dD][eE][sS][cC]))?"
+        term = f"(?:{attribute}){direction}"
+        repeated = f"(?:.*,)?({attribute})(?::[^,]*)?,(?:.*,)?\\1(?::[^,]*)?(?:,|$)"
+        return f"^(?!{repeated}){term}(?:,{term})*$"
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        """Back to the query syntax: how the OpenAPI document shows the default order."""
+        if value is None:
+            return None
+        return ",".join(f"{name}:{_DIRECTION_NAMES[direction]}" for name, direction in value)
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not isinstance(value, str):

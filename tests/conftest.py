@@ -49,9 +49,18 @@ def db(request):
     client.drop_database(name)
 
 
+TEST_SETTINGS = {"TESTING": True, "RATELIMIT_ENABLED": False}
+
+
 @pytest.fixture
 def app(db):
-    return create_app({"TESTING": True, "MONGODB_DB": db.name}, mongo_client=db.client)
+    return create_app({**TEST_SETTINGS, "MONGODB_DB": db.name}, mongo_client=db.client)
+
+
+@pytest.fixture
+def offline_app():
+    """For what needs no stored data (documents, pages, headers): mongomock, nothing in it."""
+    return create_app(TEST_SETTINGS, mongo_client=mongomock.MongoClient())
 
 
 @pytest.fixture

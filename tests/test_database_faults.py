@@ -35,6 +35,7 @@ def app(server):
             "MONGODB_URI": server.uri,
             "MONGODB_DB": f"faults_{uuid.uuid4().hex[:8]}",
             "MONGODB_TIMEOUT_MS": DRIVER_TIMEOUT_MS,
+            "RATELIMIT_ENABLED": False,
         }
     )
     yield app
@@ -49,8 +50,14 @@ def test_outage_is_a_prompt_503_and_the_service_recovers(server, app):
         token = world.token(user=world.user("Ada"))
 
     assert client.get("/v1/bots/", headers=bearer(token)).status_code == 200
+    assert client.get("/readyz").status_code == 200
 
     server.stop()
+    started = time.monotonic()
+    readiness = client.get("/readyz")
+    assert readiness.status_code == 503
+    assert readiness.get_json()["code"] == 503
+    assert time.monotonic() - started < PROMPT_SECONDS
     for path in ("/v1/bots/", "/v1/bots/steady/", "/v1/requests/"):
         started = time.monotonic()
         response = client.get(path, headers=bearer(token))
@@ -74,3 +81,4 @@ def test_outage_is_a_prompt_503_and_the_service_recovers(server, app):
         time.sleep(0.5)
     assert statuses[-1] == 200, statuses
     assert set(statuses) <= {200, 503}
+    assert client.get("/readyz").status_code == 200

@@ -1,0 +1,43 @@
+"""Probes for orchestrators: liveness without the database, readiness with a bounded ping.
+
+Exempt from rate limits: a probe must not fail because clients behind the same address
+spent the budget.
+"""
+
+from flask import current_app
+from marshmallow import Schema, fields
+from pymongo.errors import PyMongoError
+from werkzeug.exceptions import ServiceUnavailable
+
+import database
+from blueprints.arguments import Blueprint
+
+blp = Blueprint(
+    "health", __name__, description="Liveness and readiness probes.", rate_limited=False
+)
+
+
+class StatusSchema(Schema):
+    status = fields.String(required=True, metadata={"enum": ["ok"]})
+
+
+_OK = {"status": "ok"}
+
+
+@blp.route("/healthz")
+@blp.response(200, StatusSchema)
+def healthz():
+    """Tell that the process serves requests; the database is not asked."""
+    return _OK
+
+
+@blp.route("/readyz")
+@blp.response(200, StatusSchema)
+@blp.error_responses(503)
+def readyz():
+    """Tell that the database answers a ping within READYZ_TIMEOUT_MS."""
+    try:
+        database.ping(current_app.config["READYZ_TIMEOUT_MS"] / 1000)
+    except PyMongoError as error:
+        raise ServiceUnavailable(retry_after=1) from error
+    return _OK

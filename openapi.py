@@ -1,0 +1,244 @@
+"""The OpenAPI document's shared parts, and the /docs page that renders it.
+
+The views document their own query and body; what every operation shares (the Bearer
+scheme, ETag and 304, X-Request-ID, rate limit headers and 429, 405, 401 and 503 behind
+authentication) happens in hooks around the views, so it is written into the document here,
+once, by `Blueprint`. The field types of `schemas/fields.py` are mapped here as well.
+"""
+
+from http import HTTPStatus
+
+import flask
+import flask_smorest
+from flask import Flask, send_from_directory
+from swagger_ui_bundle import swagger_ui_path
+
+from authentication import auth
+from caching import CACHE_CONTROL
+from request_ids import HEADER as REQUEST_ID_HEADER
+from request_ids import PATTERN as REQUEST_ID_PATTERN
+from schemas.fields import (
+    CommaSeparatedIds,
+    ObjectIdString,
+    QueryText,
+    SortBy,
+    TimestampField,
+)
+
+BEARER_SCHEME = "bearerAuth"
+DOCS_ASSETS = ("swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js")
+
+SETTINGS = {
+    "OPENAPI_URL_PREFIX": "/",
+    "OPENAPI_JSON_PATH": "v1/openapi.json",
+    "OPENAPI_SWAGGER_UI_PATH": "docs",
+    "OPENAPI_SWAGGER_UI_URL": "/docs/assets/",
+    # Swagger UI would otherwise send the document to an online validator.
+    "OPENAPI_SWAGGER_UI_CONFIG": {"validatorUrl": None},
+    "API_SPEC_OPTIONS": {
+        "info": {
+            "description": "Read-only catalogue of bots and bot requests, for users and "
+            "organizations, behind Bearer tokens. Every error has the `Error` body."
+        }
+    },
+}
+
+_ID = "[0-9a-fA-F]{24}"
+
+_FIELD_TYPES = (
+    (ObjectIdString, "string", None),
+    (TimestampField, "string", "date-time"),
+    (CommaSeparatedIds, "string", None),
+    (SortBy, "string", None),
+)
+
+_CONSTRAINTS = (
+    (ObjectIdString, {"pattern": f"^{_ID}$"}),
+    (CommaSeparatedIds, {"pattern": f"^{_ID}(,{_ID}){{0,{CommaSeparatedIds.MAX_IDS - 1}}}$"}),
+    (
+        QueryText,
+        {
+            "maxLength": QueryText.MAX_LENGTH,
+            "pattern": f"^[^{QueryText.CONTROL_CHARACTERS}]*$",
+        },
+    ),
+)
+
+
+def _header(description: str, **schema) -> dict:
+    return {"description": description, "schema": schema}
+
+
+_HEADERS = {
+    "X_REQUEST_ID": _header(
+        "The request's id: the caller's own when it is 1-128 letters, digits and `-_.:`, "
+        "else a new one. Quote it when reporting a problem.",
+        type="string",
+        pattern=f"^{REQUEST_ID_PATTERN}$",
+    ),
+    "CACHE_CONTROL": _header(
+        "Responses are personal: no shared caching, revalidate before reuse.",
+        type="string",
+        enum=[CACHE_CONTROL],
+    ),
+    "ETAG": _header(
+        "Strong tag of the body; send it back in If-None-Match to get a 304.", type="string"
+    ),
+    "RATELIMIT_LIMIT": _header("Requests allowed in the current window.", type="integer"),
+    "RATELIMIT_REMAINING": _header("Requests left in the current window.", type="integer"),
+    "RATELIMIT_RESET": _header(
+        "When the window resets, in seconds since the Unix epoch.", type="integer"
+    ),
+    "RETRY_AFTER": _header("Seconds to wait before retrying.", type="integer"),
+    "WWW_AUTHENTICATE": _header("The scheme to authenticate with: `Bearer`.", type="string"),
+    "ALLOW": _header("The methods this path allows.", type="string"),
+}
+
+_COMMON_HEADERS = {REQUEST_ID_HEADER: "X_REQUEST_ID", "Cache-Control": "CACHE_CONTROL"}
+_RATE_LIMIT_HEADERS = {
+    "X-RateLimit-Limit": "RATELIMIT_LIMIT",
+    "X-RateLimit-Remaining": "RATELIMIT_REMAINING",
+    "X-RateLimit-Reset": "RATELIMIT_RESET",
+}
+
+# Component name: (description, headers besides the common ones). flask-smorest names its
+# responses after HTTPStatus; DEFAULT_ERROR stands for any other error, such as a 500.
+_RESPONSES = {
+    "NOT_MODIFIED": ("Not modified: If-None-Match holds the current ETag. The body is empty.", {}),
+    "BAD_REQUEST": ("Invalid parameters; `details` names each one with its problems.", {}),
+    "UNAUTHORIZED": (
+        "Missing, malformed, unknown, expired or revoked token.",
+        {"WWW-Authenticate": "WWW_AUTHENTICATE"},
+    ),
+    "FORBIDDEN": ("The caller may not access this resource.", {}),
+    "NOT_FOUND": ("Not found, or not visible to the caller, or a malformed id in the path.", {}),
+    "METHOD_NOT_ALLOWED": (
+        "This path only serves GET (and HEAD, OPTIONS); `Allow` lists them.",
+        {"Allow": "ALLOW"},
+    ),
+    "TOO_MANY_REQUESTS": (
+        "Too many requests for this token (or this address, without a token).",
+        {"Retry-After": "RETRY_AFTER", **_RATE_LIMIT_HEADERS},
+    ),
+    "SERVICE_UNAVAILABLE": (
+        "The database is unavailable; try again shortly.",
+        {"Retry-After": "RETRY_AFTER"},
+    ),
+    "DEFAULT_ERROR": ("An unexpected error; quote the X-Request-ID when reporting it.", {}),
+}
+_BODILESS = {"NOT_MODIFIED"}
+
+_IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "description": "An ETag from an earlier response: a 304 answers if nothing changed.",
+    "schema": {"type": "string"},
+}
+
+_REQUEST_ID = {
+    "name": REQUEST_ID_HEADER,
+    "in": "header",
+    "description": "Your id for this request, echoed back and written to our logs.",
+    "schema": _HEADERS["X_REQUEST_ID"]["schema"],
+}
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """flask-smorest's Blueprint, documenting the behaviour every operation shares.
+
+    `rate_limited=False` exempts the whole blueprint from Flask-Limiter (see `rate_limits`),
+    and its operations then document no 429.
+    """
+
+    def __init__(self, *args, rate_limited: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rate_limited = rate_limited
+        self._prepare_doc_cbks.append(self._prepare_shared_doc)
+
+    @staticmethod
+    def login_required(func):
+        """Flask-HTTPAuth's Bearer check; the operation then documents security, 401 and 503."""
+        protected = auth.login_required(func)
+        protected._apidoc = {**getattr(func, "_apidoc", {}), "authenticated": True}
+        return protected
+
+    def error_responses(self, *statuses: int):
+        """Document errors only the view knows it raises (403, 404) with the error body."""
+
+        def decorator(func):
+            for status in statuses:
+                func = self.alt_response(status, response=HTTPStatus(status).name)(func)
+            return func
+
+        return decorator
+
+    def _prepare_shared_doc(self, doc, doc_info, **kwargs):
+        responses = doc.setdefault("responses", {})
+        success = responses.get(200)
+        if isinstance(success, dict):
+            headers = success.setdefault("headers", {})
+            headers.update({**_COMMON_HEADERS, "ETag": "ETAG"})
+            if self.rate_limited:
+                headers.update(_RATE_LIMIT_HEADERS)
+        shared = [304, 405]
+        if self.rate_limited:
+            shared.append(429)
+        if doc_info.get("authenticated"):
+            doc["security"] = [{BEARER_SCHEME: []}]
+            shared += [401, 503]
+        for status in shared:
+            responses.setdefault(status, HTTPStatus(status).name)
+        doc["responses"] = dict(sorted(responses.items(), key=lambda item: str(item[0])))
+        doc.setdefault("parameters", []).extend(["IF_NONE_MATCH", "X_REQUEST_ID"])
+        return doc
+
+
+def _field_constraints(converter, field, **kwargs) -> dict:
+    """apispec attribute function: what our fields check beyond their type."""
+    if isinstance(field, SortBy):
+        return {"pattern": field.pattern}
+    for field_class, constraints in _CONSTRAINTS:
+        if isinstance(field, field_class):
+            return dict(constraints)
+    return {}
+
+
+def _register_components(api: flask_smorest.Api) -> None:
+    spec = api.spec
+    spec.components.security_scheme(
+        BEARER_SCHEME,
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An opaque user or organization token, or, when the service is "
+            "configured for it, a signed JWT access token whose `sub` is a user id.",
+        },
+    )
+    for name, header in _HEADERS.items():
+        spec.components.header(name, header, lazy=True)
+    spec.components.parameter("IF_NONE_MATCH", "header", _IF_NONE_MATCH, lazy=True)
+    spec.components.parameter("X_REQUEST_ID", "header", _REQUEST_ID, lazy=True)
+    # Replaces flask-smorest's lazily registered responses of the same names.
+    for name, (description, headers) in _RESPONSES.items():
+        response = {"description": description, "headers": {**_COMMON_HEADERS, **headers}}
+        if name not in _BODILESS:
+            response["content"] = {api.DEFAULT_RESPONSE_CONTENT_TYPE: {"schema": api.ERROR_SCHEMA}}
+        spec.components.response(name, response, lazy=True)
+
+
+_assets = flask.Blueprint("docs_assets", __name__)
+
+
+@_assets.route(f"/docs/assets/<any({', '.join(map(repr, DOCS_ASSETS))}):name>")
+def _docs_asset(name: str):
+    """Swagger UI's files, from the swagger-ui-bundle package: /docs loads nothing remote."""
+    return send_from_directory(str(swagger_ui_path), name)
+
+
+def init_app(app: Flask, api: flask_smorest.Api) -> None:
+    """Call before registering the API's blueprints, so the field mappings apply to them."""
+    for field_class, *openapi_type in _FIELD_TYPES:
+        api.register_field(field_class, *openapi_type)
+    api.ma_plugin.converter.add_attribute_function(_field_constraints)
+    _register_components(api)
+    app.register_blueprint(_assets)

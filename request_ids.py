@@ -1,0 +1,31 @@
+"""Every request has an id: the caller's `X-Request-ID` when it is sane, else a fresh one.
+
+The id ties what a client saw to our log lines. It is echoed in a header and written to logs,
+so only a bounded, plain set of characters is taken from the caller.
+"""
+
+import re
+import uuid
+
+from flask import Flask, Response, g, request
+
+HEADER = "X-Request-ID"
+PATTERN = r"[A-Za-z0-9\-_.:]{1,128}"
+_SANE = re.compile(PATTERN)
+
+
+def current_request_id() -> str:
+    """Decided on first use, so hooks that run before ours (or fail) still see one id."""
+    if "request_id" not in g:
+        given = request.headers.get(HEADER, "")
+        g.request_id = given if _SANE.fullmatch(given) else uuid.uuid4().hex
+    return g.request_id
+
+
+def _echo(response: Response) -> Response:
+    response.headers[HEADER] = current_request_id()
+    return response
+
+
+def init_app(app: Flask) -> None:
+    app.after_request(_echo)

@@ -1,0 +1,50 @@
+"""One JSON line per request for operators: what was asked, by whom, how it ended, how fast.
+
+Only the path and the *names* of the query parameters are written: values and headers may
+carry secrets (a token pasted in the wrong place), so they never reach the log.
+"""
+
+import datetime as dt
+import json
+import logging
+import time
+
+from flask import Flask, Response, g, request, request_finished, request_started
+
+from authentication import auth
+from request_ids import current_request_id
+from schemas.fields import format_timestamp
+
+log = logging.getLogger("bot_catalogue.requests")
+
+
+def _started(sender: Flask, **extra) -> None:
+    g.request_started = time.perf_counter()
+
+
+def _finished(sender: Flask, response: Response, **extra) -> None:
+    started = g.get("request_started", time.perf_counter())
+    caller = auth.current_user()
+    line = {
+        "time": format_timestamp(dt.datetime.now(dt.UTC)),
+        "requestId": current_request_id(),
+        "method": request.method,
+        "path": request.path,
+        "query": sorted(request.args),
+        "status": response.status_code,
+        "durationMs": round((time.perf_counter() - started) * 1000, 2),
+        "callerKind": caller.kind.value if caller else None,
+        "callerId": str(caller.id) if caller else None,
+    }
+    log.info(json.dumps(line))
+
+
+def init_app(app: Flask) -> None:
+    """Signals rather than hooks: they fire first and last, whatever other hooks do."""
+    request_started.connect(_started, app)
+    request_finished.connect(_finished, app)
+    log.setLevel(logging.INFO)
+    if not log.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)

@@ -1,0 +1,228 @@
+"""The OpenAPI document: valid, and complete for every route the app serves."""
+
+import re
+
+import pytest
+from openapi_spec_validator import validate
+
+# Routes that serve the documentation itself rather than the API.
+DOCUMENTATION_ENDPOINTS = re.compile(r"^(api-docs|docs_assets)\.")
+
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+
+
+@pytest.fixture
+def document(offline_app):
+    response = offline_app.test_client().get("/v1/openapi.json")
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def _openapi_path(rule) -> str:
+    return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+
+
+def _operations(document):
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method != "parameters":
+                yield path, method, operation
+
+
+def _resolve(document, node: dict) -> dict:
+    while "$ref" in node:
+        section, name = node["$ref"].split("/")[-2:]
+        node = document["components"][section][name]
+    return node
+
+
+def test_document_is_valid_openapi_3(document):
+    validate(document)
+    assert document["openapi"].startswith("3.")
+
+
+def test_document_needs_no_token(offline_app):
+    assert offline_app.test_client().get("/v1/openapi.json").status_code == 200
+
+
+def _undocumented(app) -> set[tuple[str, str]]:
+    document = app.test_client().get("/v1/openapi.json").get_json()
+    served = {
+        (_openapi_path(rule), method.lower())
+        for rule in app.url_map.iter_rules()
+        if not DOCUMENTATION_ENDPOINTS.match(rule.endpoint)
+        for method in rule.methods - {"HEAD", "OPTIONS"}
+    }
+    return served - {(path, method) for path, method, _ in _operations(document)}
+
+
+def test_every_route_is_documented(offline_app, document):
+    assert _undocumented(offline_app) == set()
+    assert {"/healthz", "/readyz", "/v1/bots/{slug}/"} <= document["paths"].keys()
+
+
+def test_a_route_without_documentation_is_caught(offline_app):
+    offline_app.add_url_rule("/v1/secret/<int:n>", "secret", lambda n: "")
+    assert _undocumented(offline_app) == {("/v1/secret/{n}", "get")}
+
+
+def test_every_operation_has_a_summary_a_schema_and_the_shared_responses(document):
+    for path, _, operation in _operations(document):
+        assert operation.get("summary"), path
+        ok = operation["responses"]["200"]
+        assert ok["content"]["application/json"]["schema"], path
+        assert {"ETag", "X-Request-ID", "Cache-Control"} <= ok["headers"].keys(), path
+        assert {"304", "405", "default"} <= operation["responses"].keys(), path
+        assert "content" not in _resolve(document, operation["responses"]["304"])
+        header_parameters = {
+            _resolve(document, parameter)["name"] for parameter in operation["parameters"]
+        }
+        assert {"If-None-Match", "X-Request-ID"} <= header_parameters, path
+
+
+def test_errors_carry_the_error_schema(document):
+    for path, _, operation in _operations(document):
+        for status, response in operation["responses"].items():
+            if status not in ("200", "304"):
+                content = _resolve(document, response)["content"]["application/json"]
+                assert content["schema"] == ERROR_REF, (path, status)
+
+
+@pytest.mark.parametrize(
+    ("path", "statuses"),
+    [
+        ("/v1/bots/", {"400", "401", "429", "503"}),
+        ("/v1/bots/{slug}/", {"401", "404", "429", "503"}),
+        ("/v1/organizations/{organization_id}/bots/", {"400", "401", "403", "404", "429"}),
+        ("/v1/organizations/{organization_id}/bots/{slug}/", {"401", "403", "404", "429"}),
+        ("/v1/requests/", {"400", "401", "403", "429", "503"}),
+        ("/v1/requests/{bot_request_id}/", {"401", "403", "404", "429"}),
+        ("/v1/organizations/{organization_id}/requests/", {"400", "401", "403", "404"}),
+        (
+            "/v1/organizations/{organization_id}/requests/{bot_request_id}/",
+            {"401", "403", "404", "429"},
+        ),
+        ("/readyz", {"503"}),
+    ],
+)
+def test_each_operation_documents_its_errors(document, path, statuses):
+    assert statuses <= document["paths"][path]["get"]["responses"].keys()
+
+
+def test_authenticated_operations_use_the_bearer_scheme(document):
+    scheme = document["components"]["securitySchemes"]["bearerAuth"]
+    assert scheme == {**scheme, "type": "http", "scheme": "bearer"}
+    for path, _, operation in _operations(document):
+        if path.startswith("/v1/"):
+            assert operation["security"] == [{"bearerAuth": []}], path
+        else:
+            assert "security" not in operation, path
+            assert "401" not in operation["responses"], path
+
+
+def test_probes_are_not_rate_limited_so_document_no_429(document):
+    for path in ("/healthz", "/readyz"):
+        assert "429" not in document["paths"][path]["get"]["responses"]
+    assert "503" not in document["paths"]["/healthz"]["get"]["responses"]
+
+
+def test_rate_limit_and_auth_responses_document_their_headers(document):
+    responses = document["components"]["responses"]
+    assert {"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} <= (
+        responses["TOO_MANY_REQUESTS"]["headers"].keys()
+    )
+    assert "WWW-Authenticate" in responses["UNAUTHORIZED"]["headers"]
+    assert "Allow" in responses["METHOD_NOT_ALLOWED"]["headers"]
+
+
+def _query_parameters(document, path):
+    return {
+        parameter["name"]: parameter
+        for parameter in document["paths"][path]["get"].get("parameters", [])
+        if parameter.get("in") == "query"
+    }
+
+
+def test_every_query_parameter_is_typed(document):
+    for path, _, operation in _operations(document):
+        for parameter in operation.get("parameters", []):
+            if parameter.get("in") == "query":
+                assert parameter["schema"].get("type") in {"string", "integer", "boolean"}, (
+                    path,
+                    parameter["name"],
+                )
+
+
+def test_paging_parameters_have_ranges_and_defaults(document):
+    for path in ("/v1/bots/", "/v1/requests/"):
+        parameters = _query_parameters(document, path)
+        assert parameters["limit"]["schema"] == {
+            "type": "integer",
+            "default": 10,
+            "minimum": 1,
+            "maximum": 100,
+        }
+        assert parameters["page"]["schema"] == {"type": "integer", "default": 1, "minimum": 1}
+
+
+def test_query_fields_are_documented_in_their_query_syntax(document):
+    bots = _query_parameters(document, "/v1/bots/")
+    sort = bots["sortBy"]["schema"]
+    assert (sort["type"], sort["default"]) == ("string", "name:asc")
+    sort_syntax = re.compile(sort["pattern"])
+    assert sort_syntax.fullmatch("creditCost:DESC,name,slug:asc")
+    for refused in ("name,name:desc", "name:up", "isPublic", "", "name,"):
+        assert not sort_syntax.fullmatch(refused), refused
+    assert bots["custom"]["schema"] == {"type": "boolean", "default": False}
+    name = bots["name"]["schema"]
+    assert (name["type"], name["maxLength"]) == ("string", 200)
+    assert re.fullmatch(name["pattern"], "Ünïcödé (x) [y] .*")
+    assert not re.fullmatch(name["pattern"], "a\nb")
+    assert not re.fullmatch(name["pattern"], "a\x00b")
+    assert bots["serviceId"]["schema"]["pattern"] == "^[0-9a-fA-F]{24}$"
+    tags = re.compile(bots["tags"]["schema"]["pattern"])
+    assert tags.fullmatch(",".join(["a" * 24] * 50))
+    assert not tags.fullmatch(",".join(["a" * 24] * 51))
+    requests = _query_parameters(document, "/v1/requests/")
+    assert requests["sortBy"]["schema"]["default"] == "createdAt:desc"
+
+
+def test_custom_response_fields_are_mapped_to_openapi_types(document):
+    schemas = document["components"]["schemas"]
+    assert schemas["Bot"]["properties"]["id"] == {"type": "string", "pattern": "^[0-9a-fA-F]{24}$"}
+    assert schemas["BotRequest"]["properties"]["createdAt"]["type"] == "string"
+    assert schemas["BotRequest"]["properties"]["createdAt"]["format"] == "date-time"
+    assert schemas["Bot"]["properties"]["creditCost"]["type"] == "number"
+
+
+def test_one_bot_is_either_the_detailed_or_the_public_view(document):
+    schema = document["paths"]["/v1/bots/{slug}/"]["get"]["responses"]["200"]["content"][
+        "application/json"
+    ]["schema"]
+    assert schema == {
+        "oneOf": [
+            {"$ref": "#/components/schemas/BotDetail"},
+            {"$ref": "#/components/schemas/Bot"},
+        ]
+    }
+    detail = document["components"]["schemas"]["BotDetail"]["properties"]
+    assert {"isPublic", "service", "tags", "createdAt"} <= detail.keys()
+    assert "isPublic" not in document["components"]["schemas"]["Bot"]["properties"]
+
+
+def test_probes_are_documented(document):
+    for path in ("/healthz", "/readyz"):
+        ok = document["paths"][path]["get"]["responses"]["200"]
+        assert ok["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Status"
+        }
+
+
+def test_path_ids_are_documented_as_whole_ids(document):
+    parameters = document["paths"][
+        "/v1/organizations/{organization_id}/requests/{bot_request_id}/"
+    ]["parameters"]
+    for parameter in parameters:
+        pattern = re.compile(parameter["schema"]["pattern"])
+        assert pattern.search("a" * 24)
+        assert not pattern.search("a" * 25), parameter["name"]

@@ -1,0 +1,142 @@
+"""Per-token rate limits: 429 with Retry-After, rate limit headers and the error body."""
+
+import hashlib
+
+import mongomock
+import pytest
+
+from app import create_app
+from config import settings_from_env
+from rate_limits import rate_limit_key
+from tests.conftest import TEST_SETTINGS
+from tests.factories import bearer
+
+
+@pytest.fixture
+def limited_app(db):
+    settings = {
+        **TEST_SETTINGS,
+        "MONGODB_DB": db.name,
+        "RATELIMIT_ENABLED": True,
+        "RATELIMIT_DEFAULT": "2 per minute",
+    }
+    return create_app(settings, mongo_client=db.client)
+
+
+def test_past_the_limit_a_token_gets_429_with_the_error_body(limited_app, world):
+    token = world.token(user=world.user("Ada"))
+    client = limited_app.test_client()
+
+    statuses = [client.get("/v1/bots/", headers=bearer(token)).status_code for _ in range(2)]
+    refused = client.get("/v1/bots/", headers=bearer(token))
+
+    assert statuses == [200, 200]
+    assert refused.status_code == 429
+    assert refused.get_json() == {
+        "code": 429,
+        "message": "Too many requests: retry after the number of seconds in Retry-After.",
+    }
+    assert 0 < int(refused.headers["Retry-After"]) <= 60
+    assert refused.headers["X-RateLimit-Limit"] == "2"
+    assert refused.headers["X-RateLimit-Remaining"] == "0"
+    assert int(refused.headers["X-RateLimit-Reset"]) > 0
+    assert refused.headers["X-Request-ID"]
+
+
+def test_successful_responses_tell_the_remaining_budget(limited_app, world):
+    token = world.token(user=world.user("Ada"))
+    client = limited_app.test_client()
+
+    first = client.get("/v1/bots/", headers=bearer(token))
+
+    assert first.headers["X-RateLimit-Limit"] == "2"
+    assert first.headers["X-RateLimit-Remaining"] == "1"
+
+
+def test_each_token_has_its_own_budget(limited_app, world):
+    ada = world.token(user=world.user("Ada"))
+    bob = world.token(user=world.user("Bob"))
+    client = limited_app.test_client()
+    for _ in range(2):
+        client.get("/v1/bots/", headers=bearer(ada))
+
+    assert client.get("/v1/bots/", headers=bearer(ada)).status_code == 429
+    assert client.get("/v1/bots/", headers=bearer(bob)).status_code == 200
+
+
+def test_without_a_token_the_budget_is_per_address(limited_app):
+    client = limited_app.test_client()
+    here = {"REMOTE_ADDR": "192.0.2.1"}
+    there = {"REMOTE_ADDR": "192.0.2.2"}
+    for _ in range(2):
+        client.get("/v1/openapi.json", environ_base=here)
+
+    assert client.get("/v1/openapi.json", environ_base=here).status_code == 429
+    assert client.get("/v1/openapi.json", environ_base=there).status_code == 200
+
+
+def test_probes_are_never_limited(limited_app):
+    client = limited_app.test_client()
+
+    statuses = {client.get(path).status_code for path in ["/healthz", "/readyz"] * 5}
+
+    assert statuses == {200}
+
+
+def test_the_bucket_key_is_the_token_hash_never_the_token(limited_app, world):
+    token = world.token(user=world.user("Ada"))
+    limited_app.test_client().get("/v1/bots/", headers=bearer(token))
+
+    with limited_app.test_request_context(headers=bearer(token)):
+        key = rate_limit_key()
+    [limiter] = limited_app.extensions["limiter"]
+    stored_keys = " ".join(limiter.storage.storage)
+
+    assert key == "token:" + hashlib.sha256(token.encode()).hexdigest()
+    assert hashlib.sha256(token.encode()).hexdigest() in stored_keys
+    assert token not in stored_keys
+
+
+def test_rate_limiting_is_on_by_default(monkeypatch):
+    for name in ("RATELIMIT_ENABLED", "RATELIMIT_DEFAULT", "RATELIMIT_STORAGE_URI"):
+        monkeypatch.delenv(name, raising=False)
+    app = create_app({"TESTING": True}, mongo_client=mongomock.MongoClient())
+
+    response = app.test_client().get("/v1/openapi.json")
+
+    assert response.headers["X-RateLimit-Limit"] == "600"
+
+
+def test_the_test_configuration_keeps_it_off(client):
+    assert "X-RateLimit-Limit" not in client.get("/v1/openapi.json").headers
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, (True, "600 per minute", "memory://")),
+        (
+            {
+                "RATELIMIT_ENABLED": "false",
+                "RATELIMIT_DEFAULT": "100 per second",
+                "RATELIMIT_STORAGE_URI": "redis://cache:6379/0",
+            },
+            (False, "100 per second", "redis://cache:6379/0"),
+        ),
+        ({"RATELIMIT_ENABLED": "TRUE"}, (True, "600 per minute", "memory://")),
+        ({"RATELIMIT_ENABLED": "0"}, (False, "600 per minute", "memory://")),
+    ],
+)
+def test_settings_come_from_the_environment(environ, expected):
+    settings = settings_from_env(environ)
+
+    assert (
+        settings["RATELIMIT_ENABLED"],
+        settings["RATELIMIT_DEFAULT"],
+        settings["RATELIMIT_STORAGE_URI"],
+    ) == expected
+
+
+def test_a_bad_switch_is_refused_at_startup():
+    with pytest.raises(ValueError, match="RATELIMIT_ENABLED"):
+        settings_from_env({"RATELIMIT_ENABLED": "maybe"})
