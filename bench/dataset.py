@@ -104,6 +104,7 @@ def generate(db: Database, scale: Scale, seed: int = 7) -> None:
     created = START
     tokens = [
         {
+            "_id": object_id(7, n),
             "tokenHash": hash_token(user_token(n)),
             "kind": "user",
             "user": user["_id"],
@@ -116,6 +117,7 @@ def generate(db: Database, scale: Scale, seed: int = 7) -> None:
         for n, user in enumerate(users)
     ] + [
         {
+            "_id": object_id(8, n),
             "tokenHash": hash_token(organization_token(n)),
             "kind": "organization",
             "user": None,

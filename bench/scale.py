@@ -47,7 +47,9 @@ def measure(client, db_name: str, repeat: int) -> dict:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.WARNING)  # no line per request in the measurements
+    quiet = logging.StreamHandler()
+    quiet.setLevel(logging.WARNING)
+    logging.basicConfig(handlers=[quiet])  # no log line per request in the measurements
     sizes = [int(size) for size in os.environ.get("BENCH_SIZES", "20000,200000").split(",")]
     repeat = int(env_number("BENCH_REPEAT", 5))
     factor = env_number("BENCH_SCALE", 1)
