@@ -30,7 +30,7 @@ import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
-from itertools import islice
+from itertools import chain, islice
 from threading import Lock
 
 from bson import DatetimeMS, Decimal128, ObjectId
@@ -39,6 +39,7 @@ from pymongo.collection import Collection
 from policy import Visibility
 
 POOL_THREADS = 8
+MERGE_BATCH = 5_000  # keys per round trip when a deep page merges branches
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,36 @@ def _page_keys(collection: Collection, match: dict, order: dict, skip: int, limi
     return list(cursor.batch_size(limit))
 
 
+def _branch_keys(collection: Collection, match: dict, order: dict, limit: int):
+    """A branch's keys in order, as a cursor whose first batch is already read.
+
+    Read lazily after that, so a deep page holds one batch per branch in memory, not
+    `skip + limit` keys.
+    """
+    projection = dict.fromkeys(order, 1)
+    cursor = collection.find(match, projection, sort=list(order.items()), limit=limit)
+    cursor.batch_size(min(limit, MERGE_BATCH))
+    first = next(cursor, None)
+    return cursor, [] if first is None else [first]
+
+
+def _merged_page_keys(collection, matches: list, order: dict, skip: int, limit: int) -> list:
+    """The page of the union of disjoint branches, merged in order on the sort keys.
+
+    A branch's first `skip + limit` entries hold all of its entries on the page; on page 1
+    each branch reads `limit` keys, in one round trip.
+    """
+    opened = [_submit(_branch_keys, collection, m, order, skip + limit) for m in matches]
+    branches = [future.result() for future in opened]
+    try:
+        streams = [chain(first, cursor) for cursor, first in branches]
+        merged = heapq.merge(*streams, key=_sort_key(order))
+        return list(islice(merged, skip, skip + limit))
+    finally:
+        for cursor, _ in branches:
+            cursor.close()
+
+
 def fetch_page(
     collection: Collection,
     visibility: Visibility,
@@ -178,10 +209,7 @@ def fetch_page(
     if len(matches) == 1:
         keys = _page_keys(collection, matches[0], order, skip, limit)
     else:
-        # Each branch's first skip + limit entries hold the merged page's entries.
-        branch_keys = [_submit(_page_keys, collection, m, order, 0, skip + limit) for m in matches]
-        merged = heapq.merge(*(f.result() for f in branch_keys), key=_sort_key(order))
-        keys = list(islice(merged, skip, skip + limit))
+        keys = _merged_page_keys(collection, matches, order, skip, limit)
     total = sum(future.result() for future in counts)
     ids = [key["_id"] for key in keys]
     return Page(_documents(collection, ids, joins), page, limit, total)

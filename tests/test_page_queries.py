@@ -13,6 +13,7 @@ import pytest
 from bson import Decimal128, ObjectId
 
 from policy import Visibility
+from repositories import paging
 from repositories.paging import _negation, disjoint_filters, fetch_page, sort_order
 
 ORGS = [ObjectId() for _ in range(3)]
@@ -107,6 +108,16 @@ def test_request_pages_match_one_plain_query(db, visibility, sort):
             expected = _reference(db.botrequests, visibility, {}, sort, page, limit)
             got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=limit)
             assert ([request["_id"] for request in got.results], got.total_results) == expected
+
+
+def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
+    monkeypatch.setattr(paging, "MERGE_BATCH", 3)
+    db.botrequests.insert_many(_requests(random.Random(3)))
+    visibility, sort = REQUEST_CASES[1], [("createdAt", -1)]
+    for page in (1, 4, 9):
+        expected = _reference(db.botrequests, visibility, {}, sort, page, 5)
+        got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=5)
+        assert ([request["_id"] for request in got.results], got.total_results) == expected
 
 
 def test_branches_are_made_disjoint_on_their_own_fields():
