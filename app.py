@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from flask import Flask
 from pymongo import MongoClient
 
+import commands
 import database
 import errors
 from blueprints import bot_requests, bots
@@ -55,4 +56,5 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     )
     api.register_blueprint(bots.blp)
     api.register_blueprint(bot_requests.blp)
+    commands.init_app(app)
     return app
