@@ -16,7 +16,6 @@ from pathlib import Path
 from bson import json_util
 from bson.errors import BSONError
 from marshmallow import Schema, ValidationError, fields
-from pymongo import ReplaceOne, UpdateOne
 from pymongo.database import Database
 
 from schemas.stored import COLLECTIONS
@@ -262,14 +261,17 @@ def write(db: Database, entries: list[Entry], *, replace: bool = True) -> dict[s
         documents = [entry.document for entry in entries if entry.collection == collection]
         if not documents:
             continue
-        if replace:
-            operations = [ReplaceOne({"_id": d["_id"]}, d, upsert=True) for d in documents]
-        else:
-            operations = [
-                UpdateOne({"_id": d["_id"]}, {"$setOnInsert": d}, upsert=True) for d in documents
-            ]
-        result = db[collection].bulk_write(operations, ordered=True)
-        counts[collection] = (result.upserted_count, len(documents) - result.upserted_count)
+        new = 0
+        for document in documents:
+            selector = {"_id": document["_id"]}
+            if replace:
+                result = db[collection].replace_one(selector, document, upsert=True)
+            else:
+                result = db[collection].update_one(
+                    selector, {"$setOnInsert": document}, upsert=True
+                )
+            new += result.upserted_id is not None
+        counts[collection] = (new, len(documents) - new)
     return counts
 
 
