@@ -231,8 +231,7 @@ def run(mode: str) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if server is not None:
             _stop_process(server)
-        if database is not None and database.process is not None:
-            print("Stopping the embedded database ...")
+        if database is not None:
             database.stop()
 
 
@@ -247,7 +246,7 @@ def main() -> int:
         print(f"\n{problem}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("Stopped.")
+        pass
     return 0
 
 
