@@ -13,3 +13,6 @@ worker_class = "gthread"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 10
 keepalive = 5
+# gunicorn 27's control socket has one default path per user: several instances on a host
+# (workers of other projects, benchmarks) would contend for it.
+control_socket_disable = True
