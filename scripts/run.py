@@ -239,6 +239,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["dev", "serve", "db"])
     mode = parser.parse_args().mode
+    # Ctrl-C and `kill` both stop everything, even when started in the background, where
+    # the shell has SIGINT ignored and children would inherit that.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         run(mode)
