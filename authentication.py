@@ -6,6 +6,7 @@ accepted too. Either way the resolved `Caller` is what `auth.current_user()` ret
 
 import datetime as dt
 import hashlib
+import secrets
 
 from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
@@ -18,6 +19,7 @@ from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
 
 MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
+TOKEN_PREFIX = "bcs_"
 
 auth = HTTPTokenAuth(scheme="Bearer")
 
@@ -30,6 +32,11 @@ def init_app(app: Flask) -> None:
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    """256 random bits behind a prefix that people and secret scanners recognise."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 def _well_formed(token: str) -> bool:
