@@ -9,9 +9,11 @@ import uuid
 from decimal import Decimal
 
 from bson import Binary, Code, DatetimeMS, Decimal128, ObjectId, Regex, Timestamp
+from bson.binary import UUID_SUBTYPE
 from marshmallow import ValidationError, fields
 
 _EPOCH = dt.datetime(1970, 1, 1)
+_INT64_LIMIT = 2**63
 
 
 def format_timestamp(value: dt.datetime) -> str:
@@ -22,10 +24,16 @@ def format_timestamp(value: dt.datetime) -> str:
 
 
 def _number(value: float | Decimal):
+    """JSON has no NaN or Infinity, and an integer past int64 would print as thousands of digits.
+
+    A Decimal128 such as 1E+6000 is integral: as an int it would not even serialize.
+    """
     if isinstance(value, Decimal):
         if not value.is_finite():
             return None
-        return int(value) if value == value.to_integral_value() else float(value)
+        if value == value.to_integral_value() and abs(value) < _INT64_LIMIT:
+            return int(value)
+        value = float(value)
     return value if math.isfinite(value) else None
 
 
@@ -47,6 +55,8 @@ def json_safe(value):
         return _datetime_ms(value)
     if isinstance(value, Decimal128):
         return _number(value.to_decimal())
+    if isinstance(value, Binary) and value.subtype == UUID_SUBTYPE and len(value) == 16:
+        return str(value.as_uuid())
     if isinstance(value, Binary | bytes):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, uuid.UUID):
