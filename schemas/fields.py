@@ -160,7 +160,7 @@ class CommaSeparatedIds(fields.Field):
         return list(dict.fromkeys(ObjectId(part) for part in parts))
 
 
-_SORT_TERM = re.compile(r"^([A-Za-z]+)(?::([A-Za-z]+))?$")
+_SORT_TERM = re.compile(r"([A-Za-z]+)(?::([A-Za-z]+))?")
 _DIRECTIONS = {"asc": 1, "desc": -1}
 
 
@@ -176,7 +176,7 @@ class SortBy(fields.Field):
             raise ValidationError("Must be a string.")
         order = []
         for term in value.split(","):
-            match = _SORT_TERM.match(term)
+            match = _SORT_TERM.fullmatch(term)
             if not match:
                 raise ValidationError(f"Malformed sort term {term[:40]!r}: use attr[:asc|:desc].")
             name, direction = match.group(1), (match.group(2) or "asc").lower()
