@@ -37,8 +37,12 @@ class PageQuery(Schema):
 
     @pre_load
     def drop_empty_values(self, data, **kwargs):
-        """An empty value (`name=`) means the parameter was not given."""
-        return {key: value for key, value in data.items() if value != ""}
+        """An empty value (`name=`) means the parameter was not given.
+
+        Only for known parameters: an unknown one stays, to be refused even when empty.
+        """
+        known = {field.data_key or name for name, field in self.load_fields.items()}
+        return {key: value for key, value in data.items() if value != "" or key not in known}
 
     @validates_schema
     def bound_offset(self, data, **kwargs):
