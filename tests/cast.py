@@ -20,6 +20,18 @@ USERS = ("member", "creator", "nonmember", "admin")
 ORGANIZATION_TOKENS = ("acme_token", "other_token")
 CALLERS = USERS + ORGANIZATION_TOKENS
 
+# One path per endpoint of the specification, for tables over endpoints (see `Cast.path`).
+ENDPOINTS = {
+    "4.1": "/v1/requests/",
+    "4.2": "/v1/organizations/{acme}/requests/",
+    "4.3": "/v1/requests/{member_acme}/",
+    "4.4": "/v1/organizations/{acme}/requests/{member_acme}/",
+    "4.5": "/v1/bots/",
+    "4.6": "/v1/organizations/{acme}/bots/",
+    "4.7": "/v1/bots/public/",
+    "4.8": "/v1/organizations/{acme}/bots/acme-public/",
+}
+
 # Bots in the default order (name ascending): each slug is its name in lower case.
 BOTS = ("acme-private", "acme-public", "orphan-private", "other-private", "public")
 # Requests in creation order, so the default order (createdAt descending) is the reverse.
@@ -44,6 +56,10 @@ class Cast:
 
     def headers(self, caller: str) -> dict:
         return bearer(self.tokens[caller])
+
+    def path(self, template: str) -> str:
+        """`template` with {acme}, {other} and request names replaced by their ids."""
+        return template.format(**self.organizations, **self.requests)
 
     def request_names(self, ids) -> list[str]:
         by_id = {str(value): name for name, value in self.requests.items()}

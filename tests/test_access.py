@@ -8,7 +8,8 @@ import datetime as dt
 
 import pytest
 
-from tests.cast import BOTS, CALLERS, REQUESTS, bad_credentials, build_cast
+from tests.cast import BOTS, CALLERS, ENDPOINTS, REQUESTS, bad_credentials, build_cast
+from tests.checks import assert_error
 from tests.factories import bearer
 
 PUBLIC_VIEW = {
@@ -30,27 +31,12 @@ ADMIN_VIEW = PUBLIC_VIEW | {
     "updatedAt",
 }
 
-ENDPOINTS = {
-    "4.1": "/v1/requests/",
-    "4.2": "/v1/organizations/{acme}/requests/",
-    "4.3": "/v1/requests/{member_acme}/",
-    "4.4": "/v1/organizations/{acme}/requests/{member_acme}/",
-    "4.5": "/v1/bots/",
-    "4.6": "/v1/organizations/{acme}/bots/",
-    "4.7": "/v1/bots/public/",
-    "4.8": "/v1/organizations/{acme}/bots/acme-public/",
-}
-
 FORBIDDEN = 403
 
 
 @pytest.fixture
 def cast(world):
     return build_cast(world)
-
-
-def _path(cast, template: str) -> str:
-    return template.format(**cast.organizations, **cast.requests)
 
 
 def _get(client, cast, caller: str, path: str):
@@ -73,7 +59,7 @@ def _answers(client, cast, caller: str, paths: dict[str, str]) -> dict[str, tupl
     for name, path in paths.items():
         response = _get(client, cast, caller, path)
         if response.status_code != 200:
-            _assert_error(response, response.status_code)
+            assert_error(response, response.status_code)
         answers[name] = (response.status_code, response.get_json())
     return answers
 
@@ -93,15 +79,6 @@ def _assert_readable_requests(cast, answers, readable) -> None:
     }
 
 
-def _assert_error(response, status: int) -> None:
-    assert response.status_code == status
-    assert response.content_type == "application/json"
-    body = response.get_json()
-    assert set(body) == {"code", "message"}
-    assert body["code"] == status
-    assert isinstance(body["message"], str) and body["message"]
-
-
 # 4.1 ---------------------------------------------------------------------------------------
 
 USER_REQUESTS = {
@@ -119,7 +96,7 @@ def test_user_request_list(client, cast, caller):
     response = _get(client, cast, caller, "/v1/requests/")
     expected = USER_REQUESTS[caller]
     if expected == FORBIDDEN:
-        _assert_error(response, 403)
+        assert_error(response, 403)
     else:
         assert _request_names(cast, response) == expected
         assert response.get_json()["totalResults"] == len(expected)
@@ -137,7 +114,7 @@ def test_user_request_by_id(client, cast, caller):
 
 @pytest.mark.parametrize(("caller", "status"), [("member", 404), ("acme_token", 403)])
 def test_user_request_that_does_not_exist(client, cast, caller, status):
-    _assert_error(_get(client, cast, caller, "/v1/requests/0123456789abcdef01234567/"), status)
+    assert_error(_get(client, cast, caller, "/v1/requests/0123456789abcdef01234567/"), status)
 
 
 # 4.2 and 4.6 ------------------------------------------------------------------------------
@@ -159,7 +136,7 @@ def test_organization_list(client, cast, caller, resource, organization):
     organization_id = cast.organizations[organization]
     response = _get(client, cast, caller, f"/v1/organizations/{organization_id}/{resource}/")
     if caller not in ORGANIZATION_INSIDERS[organization]:
-        _assert_error(response, 403)
+        assert_error(response, 403)
     elif resource == "requests":
         assert _request_names(cast, response) == ORGANIZATION_LISTS[resource, organization]
     else:
@@ -172,7 +149,7 @@ def test_organization_list(client, cast, caller, resource, organization):
 @pytest.mark.parametrize("caller", ["member", "admin", "acme_token"])
 def test_organization_nobody_belongs_to_is_forbidden(client, cast, caller, endpoint):
     response = _get(client, cast, caller, f"/v1/organizations/0123456789abcdef01234567/{endpoint}/")
-    _assert_error(response, 403)
+    assert_error(response, 403)
 
 
 # 4.4 ---------------------------------------------------------------------------------------
@@ -203,7 +180,7 @@ def test_organization_request_through_another_organization_is_not_found(client, 
         {"_id": cast.users["member"]}, {"$push": {"organizations": other}}
     )
     path = f"/v1/organizations/{other}/requests/{cast.requests['member_acme']}/"
-    _assert_error(_get(client, cast, "member", path), 404)
+    assert_error(_get(client, cast, "member", path), 404)
 
 
 # 4.5 ---------------------------------------------------------------------------------------
@@ -292,12 +269,12 @@ def test_organization_bot_by_slug(client, cast, caller):
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
 def test_bad_credentials_are_401(client, cast, endpoint):
-    path = _path(cast, ENDPOINTS[endpoint])
+    path = cast.path(ENDPOINTS[endpoint])
     outcomes = {}
     for problem, headers in bad_credentials(cast.world, cast.users["member"]).items():
         response = client.get(path, headers=headers)
         outcomes[problem] = response.status_code
-        _assert_error(response, response.status_code)
+        assert_error(response, response.status_code)
         assert response.headers.get("WWW-Authenticate", "").split(" ")[0] == "Bearer", problem
     assert outcomes == dict.fromkeys(outcomes, 401)
 
@@ -305,7 +282,7 @@ def test_bad_credentials_are_401(client, cast, endpoint):
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
 def test_member_reaches_every_endpoint(client, cast, endpoint):
     """The counterpart of the 401 table: the same paths answer a valid member's token."""
-    response = _get(client, cast, "member", _path(cast, ENDPOINTS[endpoint]))
+    response = _get(client, cast, "member", cast.path(ENDPOINTS[endpoint]))
     assert response.status_code == 200
 
 
@@ -328,4 +305,4 @@ def test_membership_is_read_at_each_request(client, cast):
     """Leaving an organization takes effect at once; the token carries no memberships."""
     cast.world.db.users.update_one({"_id": cast.users["member"]}, {"$set": {"organizations": []}})
     response = _get(client, cast, "member", f"/v1/organizations/{cast.organizations['acme']}/bots/")
-    _assert_error(response, 403)
+    assert_error(response, 403)

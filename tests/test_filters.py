@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.checks import assert_bad_parameters
 from tests.factories import bearer
 
 # Names chosen so that each metacharacter query, read as a regular expression, would match
@@ -36,17 +37,6 @@ def _slugs(client, token, query: str, path: str = "/v1/bots/") -> list[str]:
     body = response.get_json()
     assert body["totalResults"] == len(body["results"])
     return [bot["slug"] for bot in body["results"]]
-
-
-def _assert_bad_parameters(response, *parameters: str) -> None:
-    assert response.status_code == 400
-    assert response.content_type == "application/json"
-    body = response.get_json()
-    assert set(body) == {"code", "message", "details"}
-    assert body["code"] == 400 and body["message"]
-    assert set(body["details"]) == set(parameters)
-    for messages in body["details"].values():
-        assert messages and all(isinstance(text, str) and text for text in messages)
 
 
 # name --------------------------------------------------------------------------------------
@@ -403,7 +393,7 @@ def test_invalid_input_is_400_naming_the_parameter(client, world, path, query, p
     acme = world.organization()
     token = world.token(user=world.user("Ada", organizations=[acme]))
     response = _get(client, token, query.format(id=VALID_ID), path.format(acme=acme))
-    _assert_bad_parameters(response, *parameters)
+    assert_bad_parameters(response, *parameters)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import random
 import pytest
 from bson import ObjectId
 
+from tests.checks import assert_bad_parameters
 from tests.factories import bearer
 
 T0 = dt.datetime(2026, 1, 1)
@@ -28,15 +29,6 @@ def _page(client, token, query: str, path: str = "/v1/bots/") -> dict:
 
 def _slugs(body: dict) -> list[str]:
     return [bot["slug"] for bot in body["results"]]
-
-
-def _assert_bad_parameter(response, parameter: str) -> None:
-    assert response.status_code == 400
-    body = response.get_json()
-    assert set(body) == {"code", "message", "details"}
-    assert body["code"] == 400
-    assert set(body["details"]) == {parameter}
-    assert all(isinstance(text, str) and text for text in body["details"][parameter])
 
 
 # Page math ---------------------------------------------------------------------------------
@@ -127,7 +119,7 @@ def test_nothing_matches(client, token, path, page):
 )
 @pytest.mark.parametrize("path", ["/v1/bots/", "/v1/requests/"])
 def test_bad_paging_is_400(client, token, path, query, parameter):
-    _assert_bad_parameter(client.get(f"{path}?{query}", headers=bearer(token)), parameter)
+    assert_bad_parameters(client.get(f"{path}?{query}", headers=bearer(token)), parameter)
 
 
 @pytest.mark.parametrize(
@@ -294,7 +286,7 @@ def test_request_multi_key_sort(client, world):
     ],
 )
 def test_bad_sort_is_400(client, token, path, sort_by):
-    _assert_bad_parameter(client.get(f"{path}?sortBy={sort_by}", headers=bearer(token)), "sortBy")
+    assert_bad_parameters(client.get(f"{path}?sortBy={sort_by}", headers=bearer(token)), "sortBy")
 
 
 # Tiebreak ----------------------------------------------------------------------------------
