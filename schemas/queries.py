@@ -18,12 +18,19 @@ BOT_SORT_ATTRIBUTES = ("name", "slug", "creditCost", "createdAt", "updatedAt")
 REQUEST_SORT_ATTRIBUTES = ("createdAt", "updatedAt")
 
 
-class PageQuery(Schema):
+class NoQuery(Schema):
+    """Known parameters only: an unknown one is a 400 naming it.
+
+    As it is, it takes no parameter: the query of the single-item endpoints.
+    """
+
     class Meta:
         unknown = RAISE
 
     error_messages = {"unknown": "Unknown parameter."}
 
+
+class PageQuery(NoQuery):
     page = QueryInteger(
         load_default=1,
         validate=Range(min=1),

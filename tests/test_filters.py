@@ -410,3 +410,43 @@ def test_values_at_their_bounds_are_accepted(client, token, query):
     response = _get(client, token, query)
     assert response.status_code == 200
     assert response.get_json()["results"] == []
+
+
+ITEMS = (
+    "/v1/requests/{run}/",
+    "/v1/organizations/{acme}/requests/{run}/",
+    "/v1/bots/public/",
+    "/v1/organizations/{acme}/bots/acme-bot/",
+)
+
+
+@pytest.fixture
+def items(world):
+    """A member of Acme and one item for each single-item endpoint."""
+    acme = world.organization()
+    user = world.user("Ada", organizations=[acme])
+    world.bot("public")
+    bot = world.bot("acme-bot", organization=acme)
+    run = world.bot_request(bot=bot, created_by=user, organization=acme)
+    return world.token(user=user), {"acme": acme, "run": run}
+
+
+@pytest.mark.parametrize(
+    ("query", "parameters"),
+    [
+        ("", []),
+        ("foo=1", ["foo"]),
+        ("foo=", ["foo"]),
+        ("name=x", ["name"]),
+        ("page=1&a=b", ["page", "a"]),
+    ],
+)
+@pytest.mark.parametrize("template", ITEMS)
+def test_single_items_take_no_parameters(client, items, template, query, parameters):
+    """Every endpoint refuses what it does not know, the single-item ones included."""
+    token, ids = items
+    response = _get(client, token, query, template.format(**ids))
+    if parameters:
+        assert_bad_parameters(response, *parameters)
+    else:
+        assert response.status_code == 200
