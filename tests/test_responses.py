@@ -330,3 +330,29 @@ def test_timestamps(client, world, stored, shown):
     world.bot("timed", createdAt=stored, updatedAt=stored)
     body = _json(client.get("/v1/bots/timed/", headers=bearer(token)))
     assert (body["createdAt"], body["updatedAt"]) == (shown, shown)
+
+
+def test_sparse_documents_keep_every_key(client, world, db):
+    """Fields missing from a stored document are null, never absent, in every shape."""
+    acme = world.organization("Acme")
+    user = world.user("Ada", organizations=[acme])
+    member, admin = world.token(user=user), world.token(user=world.user("Root", role="admin"))
+    bot = db.bots.insert_one({"slug": "bare", "isPublic": True, "organization": acme}).inserted_id
+    run = db.botrequests.insert_one({"createdBy": user, "organization": acme}).inserted_id
+    public = dict.fromkeys(_public_view(bot), None) | {"id": str(bot), "slug": "bare"}
+
+    assert _json(client.get("/v1/bots/bare/", headers=bearer(member))) == public
+    assert _json(client.get("/v1/bots/", headers=bearer(member)))["results"] == [public]
+    pair = _json(client.get(f"/v1/organizations/{acme}/bots/bare/", headers=bearer(member)))
+    assert pair == {"bot": public, "organization": {"id": str(acme), "name": "Acme"}}
+    assert _json(client.get("/v1/bots/bare/", headers=bearer(admin))) == public | {
+        "organizationId": str(acme),
+        "isPublic": True,
+        "service": None,
+        "tags": [],
+        "createdAt": None,
+        "updatedAt": None,
+    }
+    assert _json(client.get(f"/v1/requests/{run}/", headers=bearer(member))) == dict.fromkeys(
+        _request_view(run), None
+    ) | {"id": str(run), "createdBy": {"name": "Ada"}, "organization": {"name": "Acme"}}
