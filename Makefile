@@ -1,10 +1,10 @@
-# Thin aliases; the README explains each target.
+# Thin aliases; the README explains each target. Orchestration lives in scripts/run.py.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint format clean bench bench-scale
+.PHONY: install run serve db test lint format clean bench bench-scale
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,18 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The API on http://127.0.0.1:5000 (Flask's dev server) over the embedded database.
+run: $(STAMP)
+	$(BIN)/python scripts/run.py dev
+
+# The same behind gunicorn (gunicorn.conf.py), as in production.
+serve: $(STAMP)
+	$(BIN)/python scripts/run.py serve
+
+# The embedded database alone.
+db: $(STAMP)
+	$(BIN)/python scripts/run.py db
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -37,4 +49,4 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) var .pytest_cache .ruff_cache *.egg-info build dist

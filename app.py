@@ -9,6 +9,7 @@ from pymongo import MongoClient
 
 import authentication
 import caching
+import commands
 import database
 import errors
 import openapi
@@ -72,4 +73,5 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     api.register_blueprint(bot_requests.blp)
     api.register_blueprint(health.blp)
     rate_limits.init_app(app)
+    commands.init_app(app)
     return app

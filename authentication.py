@@ -13,6 +13,7 @@ Unknown tokens are not kept: a newly issued token works at once, and guessing fi
 
 import datetime as dt
 import hashlib
+import secrets
 from collections.abc import Callable
 from threading import Lock
 
@@ -28,6 +29,7 @@ from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
 
 MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
+TOKEN_PREFIX = "bcs_"
 
 auth = HTTPTokenAuth(scheme="Bearer")
 
@@ -63,6 +65,11 @@ def init_app(app: Flask) -> None:
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    """256 random bits behind a prefix that people and secret scanners recognise."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 def _well_formed(token: str) -> bool:

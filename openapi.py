@@ -117,7 +117,8 @@ _RESPONSES = {
         {"Allow": "ALLOW"},
     ),
     "TOO_MANY_REQUESTS": (
-        "Too many requests for this token (or this address, without a token).",
+        "Too many requests for this token (or this address, without a token), or too many "
+        "failed authentications from this address.",
         {"Retry-After": "RETRY_AFTER", **_RATE_LIMIT_HEADERS},
     ),
     "SERVICE_UNAVAILABLE": (

@@ -7,7 +7,7 @@ from database import get_db
 from repositories.bot_requests import BotRequestRepository
 from schemas.bot_requests import BotRequestSchema
 from schemas.common import page_schema
-from schemas.queries import BotRequestListQuery
+from schemas.queries import BotRequestListQuery, NoQuery
 
 blp = Blueprint("bot_requests", __name__, url_prefix="/v1", description="Records of bot runs.")
 
@@ -28,6 +28,7 @@ def list_bot_requests(**query):
 @blp.route("/requests/<objectid:bot_request_id>/")
 @blp.login_required
 @blp.error_responses(403, 404)
+@blp.arguments(NoQuery, location="query", as_kwargs=True)
 @blp.response(200, BotRequestSchema)
 def get_bot_request(bot_request_id):
     """Get one bot request the caller made or that one of its organizations holds."""
@@ -49,6 +50,7 @@ def list_organization_bot_requests(organization_id, **query):
 @blp.route("/organizations/<objectid:organization_id>/requests/<objectid:bot_request_id>/")
 @blp.login_required
 @blp.error_responses(403, 404)
+@blp.arguments(NoQuery, location="query", as_kwargs=True)
 @blp.response(200, BotRequestSchema)
 def get_organization_bot_request(organization_id, bot_request_id):
     """Get one of an organization's bot requests."""

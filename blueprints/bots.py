@@ -14,7 +14,7 @@ from schemas.bots import (
     OrganizationBotSchema,
 )
 from schemas.common import page_schema
-from schemas.queries import BotListQuery, OrganizationBotListQuery
+from schemas.queries import BotListQuery, NoQuery, OrganizationBotListQuery
 
 blp = Blueprint("bots", __name__, url_prefix="/v1", description="The bot catalogue.")
 
@@ -34,6 +34,7 @@ def list_bots(custom, **query):
 @blp.route("/bots/<slug>/")
 @blp.login_required
 @blp.error_responses(404)
+@blp.arguments(NoQuery, location="query", as_kwargs=True)
 @blp.response(
     200,
     {"oneOf": [BotDetailSchema, BotSchema]},
@@ -62,6 +63,7 @@ def list_organization_bots(organization_id, **query):
 @blp.route("/organizations/<objectid:organization_id>/bots/<slug>/")
 @blp.login_required
 @blp.error_responses(403, 404)
+@blp.arguments(NoQuery, location="query", as_kwargs=True)
 @blp.response(200, OrganizationBotSchema)
 def get_organization_bot(organization_id, slug):
     """Get one of an organization's bots, beside the organization."""

@@ -219,7 +219,7 @@ def _documents(collection: Collection, ids: list, joins: list[dict]) -> list[dic
     """The documents of `ids` with their joins, in the order of `ids`, in one round trip."""
     if not ids:
         return []
-    pipeline = [{"$match": {"_id": {"$in": ids}}}, *joins]
+    pipeline = [{"$match": {"_id": {"$in": ids}}}, {"$limit": len(ids)}, *joins]
     by_id = {document["_id"]: document for document in collection.aggregate(pipeline)}
     return [by_id[id_] for id_ in ids if id_ in by_id]
 

@@ -8,9 +8,11 @@ import uuid
 from decimal import Decimal
 
 from bson import Binary, Code, DatetimeMS, Decimal128, ObjectId, Regex, Timestamp
+from bson.binary import UUID_SUBTYPE
 from marshmallow import ValidationError, fields
 
 _EPOCH = dt.datetime(1970, 1, 1)
+_INT64_LIMIT = 2**63
 
 
 def format_timestamp(value: dt.datetime) -> str:
@@ -21,10 +23,16 @@ def format_timestamp(value: dt.datetime) -> str:
 
 
 def _number(value: float | Decimal):
+    """JSON has no NaN or Infinity, and an integer past int64 would print as thousands of digits.
+
+    A Decimal128 such as 1E+6000 is integral: as an int it would not even serialize.
+    """
     if isinstance(value, Decimal):
         if not value.is_finite():
             return None
-        return int(value) if value == value.to_integral_value() else float(value)
+        if value == value.to_integral_value() and abs(value) < _INT64_LIMIT:
+            return int(value)
+        value = float(value)
     return value if math.isfinite(value) else None
 
 
@@ -46,6 +54,8 @@ def json_safe(value):
         return _datetime_ms(value)
     if isinstance(value, Decimal128):
         return _number(value.to_decimal())
+    if isinstance(value, Binary) and value.subtype == UUID_SUBTYPE and len(value) == 16:
+        return str(value.as_uuid())
     if isinstance(value, Binary | bytes):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, uuid.UUID):
@@ -153,7 +163,7 @@ class CommaSeparatedIds(fields.Field):
         return list(dict.fromkeys(ObjectId(part) for part in parts))
 
 
-_SORT_TERM = re.compile(r"^([A-Za-z]+)(?::([A-Za-z]+))?$")
+_SORT_TERM = re.compile(r"([A-Za-z]+)(?::([A-Za-z]+))?")
 _DIRECTIONS = {"asc": 1, "desc": -1}
 _DIRECTION_NAMES = {1: "asc", -1: "desc"}
 
@@ -188,7 +198,7 @@ class SortBy(fields.Field):
             raise ValidationError("Must be a string.")
         order = []
         for term in value.split(","):
-            match = _SORT_TERM.match(term)
+            match = _SORT_TERM.fullmatch(term)
             if not match:
                 raise ValidationError(f"Malformed sort term {term[:40]!r}: use attr[:asc|:desc].")
             name, direction = match.group(1), (match.group(2) or "asc").lower()

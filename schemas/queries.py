@@ -18,12 +18,19 @@ BOT_SORT_ATTRIBUTES = ("name", "slug", "creditCost", "createdAt", "updatedAt")
 REQUEST_SORT_ATTRIBUTES = ("createdAt", "updatedAt")
 
 
-class PageQuery(Schema):
+class NoQuery(Schema):
+    """Known parameters only: an unknown one is a 400 naming it.
+
+    As it is, it takes no parameter: the query of the single-item endpoints.
+    """
+
     class Meta:
         unknown = RAISE
 
     error_messages = {"unknown": "Unknown parameter."}
 
+
+class PageQuery(NoQuery):
     page = QueryInteger(
         load_default=1,
         validate=Range(min=1),
@@ -37,8 +44,12 @@ class PageQuery(Schema):
 
     @pre_load
     def drop_empty_values(self, data, **kwargs):
-        """An empty value (`name=`) means the parameter was not given."""
-        return {key: value for key, value in data.items() if value != ""}
+        """An empty value (`name=`) means the parameter was not given.
+
+        Only for known parameters: an unknown one stays, to be refused even when empty.
+        """
+        known = {field.data_key or name for name, field in self.load_fields.items()}
+        return {key: value for key, value in data.items() if value != "" or key not in known}
 
     @validates_schema
     def bound_offset(self, data, **kwargs):

@@ -19,6 +19,7 @@ def limited_app(db):
         "MONGODB_DB": db.name,
         "RATELIMIT_ENABLED": True,
         "RATELIMIT_DEFAULT": "2 per minute",
+        "RATELIMIT_AUTH_FAILURES": "3 per minute",
     }
     return create_app(settings, mongo_client=db.client)
 
@@ -73,6 +74,35 @@ def test_without_a_token_the_budget_is_per_address(limited_app):
 
     assert client.get("/v1/openapi.json", environ_base=here).status_code == 429
     assert client.get("/v1/openapi.json", environ_base=there).status_code == 200
+
+
+def test_an_address_inventing_tokens_is_stopped_after_its_failed_attempts(limited_app, world):
+    token = world.token(user=world.user("Ada"))
+    client = limited_app.test_client()
+    here = {"REMOTE_ADDR": "192.0.2.1"}
+    there = {"REMOTE_ADDR": "192.0.2.2"}
+
+    failures = [
+        client.get("/v1/bots/", headers=bearer(f"bcs_guess{n}"), environ_base=here).status_code
+        for n in range(3)
+    ]
+    locked = client.get("/v1/bots/", headers=bearer("bcs_guess-next"), environ_base=here)
+    valid_here = client.get("/v1/bots/", headers=bearer(token), environ_base=here)
+
+    assert failures == [401, 401, 401]
+    assert locked.status_code == 429
+    assert locked.get_json()["code"] == 429
+    assert valid_here.status_code == 429
+    assert client.get("/v1/bots/", headers=bearer(token), environ_base=there).status_code == 200
+
+
+def test_successful_calls_do_not_count_as_failed_attempts(limited_app, world):
+    tokens = [world.token(user=world.user(f"User {n}")) for n in range(5)]
+    client = limited_app.test_client()
+
+    statuses = [client.get("/v1/bots/", headers=bearer(token)).status_code for token in tokens]
+
+    assert statuses == [200] * 5
 
 
 def test_probes_are_never_limited(limited_app):
@@ -135,6 +165,14 @@ def test_settings_come_from_the_environment(environ, expected):
         settings["RATELIMIT_DEFAULT"],
         settings["RATELIMIT_STORAGE_URI"],
     ) == expected
+
+
+def test_failed_attempts_allowed_per_address_come_from_the_environment():
+    assert settings_from_env({})["RATELIMIT_AUTH_FAILURES"] == "60 per minute"
+    assert (
+        settings_from_env({"RATELIMIT_AUTH_FAILURES": "10 per hour"})["RATELIMIT_AUTH_FAILURES"]
+        == "10 per hour"
+    )
 
 
 def test_a_bad_switch_is_refused_at_startup():

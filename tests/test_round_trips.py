@@ -1,8 +1,9 @@
 """Database round trips of a warm request, counted with pymongo's command monitoring.
 
 A warm request (its token already cached) costs a small fixed number of commands per
-endpoint, the same for a page of 1 and of 100 and for ten times the data; the page's
-documents are fetched by id, never more than `limit` of them, even deep in the list.
+endpoint, the same for a page of 1 and of 100 and for ten times the data; no N+1, joins
+only for the page's items, which are fetched by id, never more than `limit` of them, even
+deep in the list. Only on the wire-protocol server: mongomock has no wire and no monitoring.
 """
 
 import threading
@@ -84,19 +85,20 @@ def _scene(db) -> dict:
     return scene
 
 
+# name: (path, commands of a warm request, whether it is a list that takes `limit`)
 ENDPOINTS = {
-    "bots": ("/v1/bots/", 5),
-    "bots by name": ("/v1/bots/?name=bot", 5),
-    "bots by tags": ("/v1/bots/?tags={tag}", 5),
-    "bots by service": ("/v1/bots/?service=writing", 6),
-    "bot": ("/v1/bots/acme-bot/", 1),
-    "organization bots": ("/v1/organizations/{acme}/bots/", 3),
-    "organization bot": ("/v1/organizations/{acme}/bots/acme-bot/", 1),
-    "requests": ("/v1/requests/", 5),
-    "requests by name": ("/v1/requests/?name=bot", 6),
-    "request": ("/v1/requests/{request}/", 1),
-    "organization requests": ("/v1/organizations/{acme}/requests/", 3),
-    "organization request": ("/v1/organizations/{acme}/requests/{request}/", 1),
+    "bots": ("/v1/bots/", 5, True),
+    "bots by name": ("/v1/bots/?name=bot", 5, True),
+    "bots by tags": ("/v1/bots/?tags={tag}", 5, True),
+    "bots by service": ("/v1/bots/?service=writing", 6, True),
+    "bot": ("/v1/bots/acme-bot/", 1, False),
+    "organization bots": ("/v1/organizations/{acme}/bots/", 3, True),
+    "organization bot": ("/v1/organizations/{acme}/bots/acme-bot/", 1, False),
+    "requests": ("/v1/requests/", 5, True),
+    "requests by name": ("/v1/requests/?name=bot", 6, True),
+    "request": ("/v1/requests/{request}/", 1, False),
+    "organization requests": ("/v1/organizations/{acme}/requests/", 3, True),
+    "organization request": ("/v1/organizations/{acme}/requests/{request}/", 1, False),
 }
 
 
@@ -112,13 +114,14 @@ def _warm_commands(client, log, url: str, token: str) -> list[dict]:
 def test_warm_request_costs_a_fixed_number_of_round_trips(monitored, log, endpoint):
     db, client = monitored
     scene = _scene(db)
-    path, expected = ENDPOINTS[endpoint]
+    path, expected, is_list = ENDPOINTS[endpoint]
     url = path.format(acme=scene["acme"], request=scene["request"], tag=db.tags.find_one()["_id"])
     separator = "&" if "?" in url else "?"
     counted = []
     for limit, requests in ((1, 0), (100, 0), (100, 300)):
         _fill(scene["world"], scene, requests)
-        commands = _warm_commands(client, log, f"{url}{separator}limit={limit}", scene["token"])
+        paged = f"{url}{separator}limit={limit}" if is_list else url
+        commands = _warm_commands(client, log, paged, scene["token"])
         assert not [c for c in commands if "tokens" in c.values()], "the token was not cached"
         counted.append(len(commands))
     assert counted == [expected] * 3, [sorted(command) for command in commands]
@@ -135,3 +138,56 @@ def test_a_deep_page_fetches_only_its_own_documents(monitored, log):
     assert finds and all(set(c["projection"]) == {"_id", "createdAt"} for c in finds)
     [fetch] = [c for c in commands if "aggregate" in c and "$lookup" in str(c["pipeline"])]
     assert len(fetch["pipeline"][0]["$match"]["_id"]["$in"]) == 10
+
+
+@pytest.fixture
+def crowded(monitored, log):
+    """Sixty bots and requests, all visible to one member, with every reference set."""
+    db, client = monitored
+    world = World(db)
+    acme = world.organization()
+    user = world.user("Ada", organizations=[acme])
+    service, tag = world.service(), world.tag()
+    for number in range(60):
+        bot = world.bot(f"bot-{number:02d}", organization=acme, service=service, tags=[tag])
+        world.bot_request(bot=bot, created_by=user, organization=acme)
+    return client, world.token(user=user), {"acme": acme, "tag": tag}
+
+
+LISTS = [
+    "/v1/bots/?limit={limit}",
+    "/v1/bots/?limit={limit}&custom=true&name=bot&tags={tag}&service=writing",
+    "/v1/organizations/{acme}/bots/?limit={limit}",
+    "/v1/requests/?limit={limit}",
+    "/v1/requests/?limit={limit}&name=bot",
+    "/v1/organizations/{acme}/requests/?limit={limit}",
+]
+
+
+def _commands(client, log, path: str, token: str) -> list[dict]:
+    commands = _warm_commands(client, log, path, token)
+    assert client.get(path, headers=bearer(token)).get_json()["results"], "an empty page"
+    return commands
+
+
+@pytest.mark.parametrize("template", LISTS)
+def test_round_trips_do_not_grow_with_the_page(crowded, log, template):
+    client, token, ids = crowded
+    counts = {}
+    for limit in (1, 10, 50):
+        commands = _commands(client, log, template.format(limit=limit, **ids), token)
+        # Independent queries run side by side, so their order may vary.
+        counts[limit] = sorted(next(iter(command)) for command in commands)
+    assert counts[1] == counts[10] == counts[50], counts
+
+
+@pytest.mark.parametrize("template", LISTS)
+def test_joins_run_after_the_page_is_cut(crowded, log, template):
+    """Every $lookup of a pipeline comes after its $limit: joins touch the page only."""
+    client, token, ids = crowded
+    for command in _commands(client, log, template.format(limit=5, **ids), token):
+        if "aggregate" not in command:
+            continue
+        stages = [next(iter(stage)) for stage in command["pipeline"]]
+        if "$lookup" in stages:
+            assert "$limit" in stages and stages.index("$limit") < stages.index("$lookup"), stages
