@@ -13,7 +13,9 @@ A page is read in three steps, shaped for a real MongoDB first:
 Visibility branches run as one query each, merged here in order, rather than one `$or`. On
 MongoDB both shapes walk the same indexes (a `$or` plans one index scan per branch and merges
 them); on the embedded engine (SecantusDB) a top-level `$or` uses no index at all and decodes
-every document of the collection. Each branch excludes the earlier ones with a negation on
+every document of the collection. The one cost on MongoDB: a deep page of several branches
+brings each branch's first `skip + limit` keys here to be merged (in batches), where a `$or`
+would skip them on the server. Each branch excludes the earlier ones with a negation on
 the same field (`$ne`, `$nin`), so the branches are disjoint: their counts add up and their
 pages merge without duplicates. The negated field trails the branch's index
 (see repositories/indexes.py), which keeps MongoDB's count covered.
