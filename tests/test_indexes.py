@@ -30,7 +30,7 @@ from repositories.indexes import BOT_SORTS, REQUEST_SORTS, ensure_indexes
 from tests.factories import World, bearer
 from tests.test_round_trips import CommandLog
 
-FILLER_BOTS = 3_000
+FILLER_BOTS = 6_000
 FILLER_REQUESTS = 15_000
 SCAN_FRACTION = 4
 META = {"lsid", "$db", "$clusterTime", "$readPreference", "txnNumber", "signature"}
@@ -152,8 +152,9 @@ def _has_collscan(plan) -> bool:
 
 
 def _seconds(db, command: dict) -> float:
+    """The best of five runs: load from other processes only ever adds time."""
     timings = []
-    for _ in range(3):
+    for _ in range(5):
         started = time.perf_counter()
         db.command(command)
         timings.append(time.perf_counter() - started)
