@@ -2,12 +2,22 @@
 
 When JWT support is configured (`jwt_tokens`), a signed access token naming a user is
 accepted too. Either way the resolved `Caller` is what `auth.current_user()` returns.
+
+What a token stands for (its stored document, or a JWT's user) is kept for
+`TOKEN_CACHE_SECONDS` (default 30) in each worker process, keyed by the token's hash, so a
+warm request asks the database nothing about its caller. Expiry is checked on every use (a
+stored token's `expiresAt`, a JWT's `exp`), so an expired token is refused at once; a
+revocation, a role or a membership change takes effect within `TOKEN_CACHE_SECONDS`.
+Unknown tokens are not kept: a newly issued token works at once, and guessing fills no memory.
 """
 
 import datetime as dt
 import hashlib
 import secrets
+from collections.abc import Callable
+from threading import Lock
 
+from cachetools import TTLCache
 from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
 
@@ -24,9 +34,32 @@ TOKEN_PREFIX = "bcs_"
 auth = HTTPTokenAuth(scheme="Bearer")
 
 
+class TokenCache:
+    """Documents by token hash, bounded in number and age; safe across threads."""
+
+    def __init__(self, size: int, seconds: float):
+        self._documents = TTLCache(size, seconds) if size > 0 and seconds > 0 else None
+        self._lock = Lock()
+
+    def find(self, token_hash: str, load: Callable[[str], dict | None]) -> dict | None:
+        if self._documents is None:
+            return load(token_hash)
+        with self._lock:
+            document = self._documents.get(token_hash)
+        if document is None:
+            document = load(token_hash)
+            if document is not None:
+                with self._lock:
+                    self._documents[token_hash] = document
+        return document
+
+
 def init_app(app: Flask) -> None:
     app.extensions["jwt"] = JwtVerifier.from_settings(
         app.config.get("JWT_SECRET"), app.config.get("JWT_PUBLIC_KEY")
+    )
+    app.extensions["token_cache"] = TokenCache(
+        app.config["TOKEN_CACHE_SIZE"], app.config["TOKEN_CACHE_SECONDS"]
     )
 
 
@@ -70,12 +103,16 @@ def _jwt_caller(token: str) -> Caller | None:
     user_id = verifier.user_id(token)
     if user_id is None:
         return None
-    user = UserRepository(get_db()).find(user_id)
+    user = current_app.extensions["token_cache"].find(
+        hash_token(token), lambda _: UserRepository(get_db()).find(user_id)
+    )
     return None if user is None else _user_caller(user)
 
 
 def _opaque_caller(token: str) -> Caller | None:
-    document = TokenRepository(get_db()).find(hash_token(token))
+    document = current_app.extensions["token_cache"].find(
+        hash_token(token), lambda token_hash: TokenRepository(get_db()).find(token_hash)
+    )
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     return caller_for(document, now)
 

@@ -30,4 +30,8 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "RATELIMIT_AUTH_FAILURES": environ.get("RATELIMIT_AUTH_FAILURES") or "60 per minute",
         "JWT_SECRET": environ.get("JWT_SECRET") or None,
         "JWT_PUBLIC_KEY": environ.get("JWT_PUBLIC_KEY") or None,
+        # How long a looked-up token is trusted without asking the database again (0: never),
+        # which is also how long a revoked token may still be accepted; and how many are kept.
+        "TOKEN_CACHE_SECONDS": float(environ.get("TOKEN_CACHE_SECONDS", "30")),
+        "TOKEN_CACHE_SIZE": int(environ.get("TOKEN_CACHE_SIZE", "10000")),
     }

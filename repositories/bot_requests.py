@@ -5,7 +5,7 @@ from pymongo.database import Database
 
 from exceptions import NotFound
 from policy import Visibility
-from repositories.paging import Page, combine, contains, fetch_page, lookup_one
+from repositories.paging import Page, contains, fetch_page, get_one, lookup_one
 
 _JOINS = [
     *lookup_one("bot", "bots"),
@@ -42,6 +42,7 @@ class BotRequestRepository:
         limit: int,
         name: str | None = None,
     ) -> Page:
+        """The name filter becomes the matching bots' ids, which trail the requests' indexes."""
         filters = {}
         if name:
             filters["bot"] = {"$in": self._db.bots.distinct("_id", {"name": contains(name)})}
@@ -50,12 +51,7 @@ class BotRequestRepository:
         )
 
     def get(self, visibility: Visibility, request_id: ObjectId) -> dict:
-        if not visibility.is_empty:
-            pipeline = [
-                {"$match": combine(visibility, {"_id": request_id})},
-                {"$limit": 1},
-                *_JOINS,
-            ]
-            for bot_request in self._requests.aggregate(pipeline):
-                return bot_request
-        raise NotFound("No bot request with this id.")
+        bot_request = get_one(self._requests, visibility, {"_id": request_id}, _JOINS)
+        if bot_request is None:
+            raise NotFound("No bot request with this id.")
+        return bot_request

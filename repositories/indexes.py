@@ -1,24 +1,66 @@
-"""Every index the queries need; `flask db init` creates them, idempotently."""
+"""Every index the queries need; `flask db init` creates them, idempotently.
+
+Each list query is one `$match` per visibility branch (repositories/paging.py), then a sort
+on one attribute with `_id` breaking ties. An index serves such a query when it holds, in
+order: the branch's equality field, the sort attribute, `_id`, and then the fields the
+filter still tests (the earlier branch it excludes, the `bot` ids of a name filter). MongoDB
+then counts and selects the page from index keys alone, without reading a document, and
+walks only `skip + limit` keys for the page. Each index serves both sort directions.
+
+Bots are a catalogue (thousands of documents): their name, tags and service filters are
+checked on the documents of the visible set. Bot requests grow without bound: every field a
+request list filters on is in its index.
+"""
 
 from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.database import Database
 
+BOT_SORTS = ("name", "slug", "creditCost", "createdAt", "updatedAt")
+REQUEST_SORTS = ("createdAt", "updatedAt")
+
+
+def _bot_indexes() -> list[IndexModel]:
+    indexes = [
+        IndexModel([("slug", ASCENDING)], unique=True),
+        IndexModel([("tags", ASCENDING)]),
+        IndexModel([("service", ASCENDING)]),
+    ]
+    for attribute in BOT_SORTS:
+        by = [(attribute, ASCENDING), ("_id", ASCENDING)]
+        indexes += [
+            # Public bots: every caller's first branch.
+            IndexModel([("isPublic", ASCENDING), *by]),
+            # An organization's bots; `isPublic` excludes the public branch before it.
+            IndexModel([("organization", ASCENDING), *by, ("isPublic", ASCENDING)]),
+            # Every bot: an admin's catalogue.
+            IndexModel(by),
+        ]
+    return indexes
+
+
+def _request_indexes() -> list[IndexModel]:
+    indexes = [
+        # A name filter naming few bots: MongoDB's planner may start from those bots.
+        IndexModel([("bot", ASCENDING)]),
+    ]
+    for attribute in REQUEST_SORTS:
+        by = [(attribute, DESCENDING), ("_id", DESCENDING)]
+        indexes += [
+            # A user's own requests.
+            IndexModel([("createdBy", ASCENDING), *by, ("bot", ASCENDING)]),
+            # An organization's requests; `createdBy` excludes the user's own branch.
+            IndexModel(
+                [("organization", ASCENDING), *by, ("createdBy", ASCENDING), ("bot", ASCENDING)]
+            ),
+        ]
+    return indexes
+
+
 INDEXES: dict[str, list[IndexModel]] = {
     "tokens": [IndexModel([("tokenHash", ASCENDING)], unique=True)],
     "users": [IndexModel([("email", ASCENDING)], unique=True, sparse=True)],
-    "bots": [
-        IndexModel([("slug", ASCENDING)], unique=True),
-        IndexModel([("isPublic", ASCENDING), ("name", ASCENDING), ("_id", ASCENDING)]),
-        IndexModel([("organization", ASCENDING), ("name", ASCENDING), ("_id", ASCENDING)]),
-        IndexModel([("name", ASCENDING), ("_id", ASCENDING)]),
-        IndexModel([("tags", ASCENDING)]),
-        IndexModel([("service", ASCENDING)]),
-    ],
-    "botrequests": [
-        IndexModel([("createdBy", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]),
-        IndexModel([("organization", ASCENDING), ("createdAt", DESCENDING), ("_id", DESCENDING)]),
-        IndexModel([("bot", ASCENDING)]),
-    ],
+    "bots": _bot_indexes(),
+    "botrequests": _request_indexes(),
     "services": [IndexModel([("slug", ASCENDING)])],
 }
 

@@ -2,10 +2,11 @@
 
 from marshmallow import Schema, fields
 
+from schemas.documents import DocumentSchema
 from schemas.fields import BsonValue, ObjectIdString, TimestampField
 
 
-class BotSchema(Schema):
+class BotSchema(DocumentSchema):
     """The public view (every item of 4.5, and 4.7 for non-admins)."""
 
     id = ObjectIdString(attribute="_id", required=True)
@@ -26,14 +27,14 @@ class OrganizationBotListItemSchema(BotSchema):
     organizationId = ObjectIdString(attribute="organization", required=True)
 
 
-class ServiceSummarySchema(Schema):
+class ServiceSummarySchema(DocumentSchema):
     id = ObjectIdString(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)
     slug = fields.String(dump_default=None, required=True)
     directory = fields.String(dump_default=None, required=True, allow_none=True)
 
 
-class TagSummarySchema(Schema):
+class TagSummarySchema(DocumentSchema):
     id = ObjectIdString(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)
 
@@ -51,7 +52,7 @@ class BotDetailSchema(BotSchema):
     updatedAt = TimestampField(dump_default=None, required=True, metadata={"format": "date-time"})
 
 
-class OrganizationSummarySchema(Schema):
+class OrganizationSummarySchema(DocumentSchema):
     id = ObjectIdString(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)
 

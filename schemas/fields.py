@@ -93,6 +93,8 @@ class ObjectIdString(fields.Field):
 
 class TimestampField(fields.Field):
     def _serialize(self, value, attr, obj, **kwargs):
+        if isinstance(value, dt.datetime):
+            return format_timestamp(value)
         return json_safe(value)
 
 

@@ -10,8 +10,8 @@ from marshmallow import Schema, ValidationError
 from policy import EVERYTHING, NOTHING, Visibility
 from repositories.paging import (
     Page,
-    combine,
     contains,
+    disjoint_filters,
     equals_ignoring_case,
     fetch_page,
     sort_order,
@@ -224,23 +224,27 @@ def test_sort_order_ends_on_id(sort, order):
 @pytest.mark.parametrize(
     ("visibility", "filters", "combined"),
     [
-        (EVERYTHING, {}, {}),
-        (EVERYTHING, {"name": "x"}, {"name": "x"}),
-        (Visibility.of({"isPublic": True}), {"name": "x"}, {"isPublic": True, "name": "x"}),
+        (EVERYTHING, {}, [{}]),
+        (EVERYTHING, {"name": "x"}, [{"name": "x"}]),
+        (Visibility.of({"isPublic": True}), {"name": "x"}, [{"isPublic": True, "name": "x"}]),
         (
             Visibility.of({"isPublic": True}, {"organization": 1}),
             {"tags": 2},
-            {"$or": [{"isPublic": True}, {"organization": 1}], "tags": 2},
+            [
+                {"isPublic": True, "tags": 2},
+                {"organization": 1, "isPublic": {"$ne": True}, "tags": 2},
+            ],
         ),
         (
             Visibility.of({"organization": 1}),
             {"organization": 2},
-            {"$and": [{"organization": 1}, {"organization": 2}]},
+            [{"$and": [{"organization": 1}, {"organization": 2}]}],
         ),
     ],
 )
-def test_combine_never_loosens_the_visibility(visibility, filters, combined):
-    assert combine(visibility, filters) == combined
+def test_filters_never_loosen_the_visibility(visibility, filters, combined):
+    """One filter per visibility branch, each ANDed with the filters and never widened."""
+    assert disjoint_filters(visibility, filters) == combined
 
 
 def test_nothing_visible_reads_nothing():

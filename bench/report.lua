@@ -1,0 +1,12 @@
+-- wrk script: the bench token on every request, one JSON line of results at the end.
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
+
+done = function(summary, latency, requests)
+  local errors = summary.errors
+  io.write(string.format(
+    '{"requests": %d, "duration_us": %d, "socket_errors": %d, "non_2xx": %d, '
+      .. '"p50_us": %d, "p99_us": %d}\n',
+    summary.requests, summary.duration,
+    errors.connect + errors.read + errors.write + errors.timeout, errors.status,
+    latency:percentile(50), latency:percentile(99)))
+end

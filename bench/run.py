@@ -1,0 +1,277 @@
+"""`make bench`: the API under load beside the floor of its own database work.
+
+Generates (or reuses) the data set in the embedded database (or `MONGODB_URI`), creates the
+indexes, serves the app with gunicorn on a free loopback port and drives each endpoint kind
+with `wrk`; beside each, the *floor*: the same repository calls made directly with pymongo
+(no HTTP, no serialization), at the same concurrency, in the same run. Then the cost of
+serializing a page of 100 bot requests. Results go to bench/results/latest.json.
+
+Environment: BENCH_SCALE (1 = 200 organizations, 2,000 users, 5,000 bots, 200,000 requests),
+BENCH_REQUESTS (the number of requests alone), BENCH_SECONDS per endpoint and side (3, or
+four times one request when that is longer), BENCH_CONNECTIONS (4; 1 for an endpoint that
+takes more than 0.25 s alone), BENCH_GUNICORN (extra gunicorn flags, e.g. "--workers 4"),
+BENCH_ONLY (comma-separated endpoint names), MONGODB_URI.
+"""
+
+import contextlib
+import json
+import math
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymongo
+
+import policy
+from authentication import caller_for, hash_token
+from bench import dataset, servers
+from repositories.bot_requests import BotRequestRepository
+from repositories.bots import BotRepository
+from repositories.indexes import ensure_indexes
+from repositories.tokens import TokenRepository
+
+RESULTS = servers.ROOT / "bench" / "results"
+VAR = servers.ROOT / "var" / "bench"
+DATASET_VERSION = 2
+SLOW = 0.25  # seconds: an endpoint slower than this alone is driven by one connection
+
+
+@dataclass
+class Endpoint:
+    name: str
+    path: str
+    token: str
+    floor: Callable[[], object]
+
+
+def env_number(name: str, default: float) -> float:
+    return float(os.environ.get(name) or default)
+
+
+def prepare(db, scale: dataset.Scale) -> float:
+    """The data set and indexes, generated only when the stored one differs; seconds spent."""
+    started = time.perf_counter()
+    wanted = {"_id": "dataset", "version": DATASET_VERSION, **vars(scale)}
+    if db.bench_meta.find_one({"_id": "dataset"}) != wanted:
+        print(f"generating {scale} ...", flush=True)
+        db.bench_meta.drop()
+        dataset.generate(db, scale)
+        db.bench_meta.insert_one(wanted)
+    ensure_indexes(db)
+    return time.perf_counter() - started
+
+
+def caller(db, token: str):
+    document = TokenRepository(db).find(hash_token(token))
+    return caller_for(document, dataset.START + dataset.SPAN)
+
+
+def endpoints(db) -> list[Endpoint]:
+    """One typical call per endpoint kind, with the repository work it stands for."""
+    user_token = dataset.user_token(0)
+    user = caller(db, user_token)
+    typical, heavy = dataset.object_id(1, 1), dataset.object_id(1, 0)
+    bots, requests = BotRepository(db), BotRequestRepository(db)
+    tag = db.tags.find_one(sort=[("_id", 1)])["_id"]
+    public_bot = db.bots.find_one({"isPublic": True}, sort=[("_id", 1)])["slug"]
+    one_request = db.botrequests.find_one({"createdBy": user.id}, sort=[("_id", 1)])["_id"]
+    by_name = [("name", 1)]
+    newest = [("createdAt", -1)]
+    visible_bots = policy.bots(user, False)
+    mine = policy.bot_requests(user)
+    return [
+        Endpoint("bots list", "/v1/bots/", user_token,
+                 lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10)),
+        Endpoint("bots by name", "/v1/bots/?name=ember", user_token,
+                 lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10,
+                                        name="ember")),
+        Endpoint("bots by tags", f"/v1/bots/?tags={tag}", user_token,
+                 lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10,
+                                        tags=[tag])),
+        Endpoint("bots by service", "/v1/bots/?service=service%203", user_token,
+                 lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10,
+                                        service="service 3")),
+        Endpoint("bot by slug", f"/v1/bots/{public_bot}/", user_token,
+                 lambda: bots.get(policy.bot(user), public_bot)),
+        Endpoint("user's requests", "/v1/requests/", user_token,
+                 lambda: requests.find_page(mine, sort=newest, page=1, limit=10)),
+        Endpoint("organization's requests", f"/v1/organizations/{typical}/requests/",
+                 dataset.organization_token(1),
+                 lambda: requests.find_page(policy.organization(
+                     caller(db, dataset.organization_token(1)), typical),
+                     sort=newest, page=1, limit=10)),
+        Endpoint("one request", f"/v1/requests/{one_request}/", user_token,
+                 lambda: requests.get(mine, one_request)),
+        Endpoint("deep page (5000)", f"/v1/organizations/{heavy}/requests/?page=5000",
+                 dataset.organization_token(0),
+                 lambda: requests.find_page(policy.organization(
+                     caller(db, dataset.organization_token(0)), heavy),
+                     sort=newest, page=5000, limit=10)),
+    ]  # fmt: skip
+
+
+def probe(base: str, endpoint: Endpoint) -> float:
+    """Seconds of one warm request, alone."""
+    request = urllib.request.Request(
+        base + endpoint.path, headers={"Authorization": f"Bearer {endpoint.token}"}
+    )
+    timings = []
+    for _ in range(2):
+        started = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=120) as response:
+            response.read()
+        timings.append(time.perf_counter() - started)
+    return timings[-1]
+
+
+def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
+    """`wrk` on one URL; requests/s, p50 and p99 in milliseconds."""
+    output = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s", "--latency",
+         "-s", str(servers.ROOT / "bench" / "report.lua"), base + endpoint.path],
+        env={**os.environ, "BENCH_TOKEN": endpoint.token},
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    report = json.loads(output.strip().splitlines()[-1])
+    return {
+        "requests_per_s": report["requests"] / (report["duration_us"] / 1e6),
+        "p50_ms": report["p50_us"] / 1000,
+        "p99_ms": report["p99_us"] / 1000,
+        "requests": report["requests"],
+        "errors": report["socket_errors"] + report["non_2xx"],
+    }
+
+
+def floor(work: Callable[[], object], seconds: float, connections: int) -> dict:
+    """The same database work from `connections` threads for `seconds`."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+    deadline = time.perf_counter() + seconds
+
+    def drive():
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            work()
+            with lock:
+                latencies.append(time.perf_counter() - started)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=drive) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    return {
+        "requests_per_s": len(latencies) / elapsed,
+        "p50_ms": percentile(latencies, 50) * 1000,
+        "p99_ms": percentile(latencies, 99) * 1000,
+        "requests": len(latencies),
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def machine() -> dict:
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+         if line.startswith("model name")),
+        platform.processor(),
+    )  # fmt: skip
+    memory_kb = int(Path("/proc/meminfo").read_text().split()[1])
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": round(memory_kb / 2**20, 1),
+        "python": platform.python_version(),
+        "pymongo": pymongo.version,
+        "kernel": platform.release(),
+    }
+
+
+def main() -> None:
+    scale = dataset.Scale.of(
+        env_number("BENCH_SCALE", 1),
+        int(os.environ["BENCH_REQUESTS"]) if os.environ.get("BENCH_REQUESTS") else None,
+    )
+    seconds = int(env_number("BENCH_SECONDS", 3))
+    connections = int(env_number("BENCH_CONNECTIONS", 4))
+    gunicorn_settings = dict(servers.GUNICORN)
+    extra = shlex.split(os.environ.get("BENCH_GUNICORN", ""))
+    gunicorn_settings.update(
+        zip((flag.removeprefix("--") for flag in extra[::2]), extra[1::2], strict=True)
+    )
+    only = {name.strip() for name in os.environ.get("BENCH_ONLY", "").split(",") if name.strip()}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    VAR.mkdir(parents=True, exist_ok=True)
+
+    with contextlib.ExitStack() as stack:
+        uri = os.environ.get("MONGODB_URI")
+        engine = "MONGODB_URI" if uri else "SecantusDB (embedded, secantusd-py)"
+        if not uri:
+            uri = stack.enter_context(servers.embedded_database(VAR))
+        client = pymongo.MongoClient(uri, datetime_conversion="DATETIME_AUTO")
+        stack.callback(client.close)
+        db = client[f"bench_{scale.requests}"]
+        preparation = prepare(db, scale)
+        kinds = [e for e in endpoints(db) if not only or e.name in only]
+        base = stack.enter_context(
+            servers.gunicorn(uri, db.name, gunicorn_settings, (kinds[0].path, kinds[0].token),
+                             VAR / "gunicorn.log")
+        )  # fmt: skip
+        rows = []
+        for endpoint in kinds:
+            # A slow endpoint gets one connection and time for a few requests: a queue of
+            # unanswered requests would measure the queue and spill into the floor's time.
+            latency = probe(base, endpoint)
+            clients = connections if latency < SLOW else 1
+            duration = max(seconds, math.ceil(4 * latency))
+            http = load(base, endpoint, duration, clients)
+            time.sleep(latency * clients)
+            direct = floor(endpoint.floor, duration, clients)
+            row = {"endpoint": endpoint.name, "path": endpoint.path, "connections": clients,
+                   "seconds": duration, "http": http, "floor": direct}  # fmt: skip
+            row["ratio_requests_per_s"] = http["requests_per_s"] / direct["requests_per_s"]
+            row["ratio_p50"] = http["p50_ms"] / direct["p50_ms"]
+            rows.append(row)
+            print(
+                f"{endpoint.name:26s} http {http['requests_per_s']:8.1f}/s "
+                f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms | floor "
+                f"{direct['requests_per_s']:8.1f}/s p50 {direct['p50_ms']:8.1f} "
+                f"p99 {direct['p99_ms']:8.1f} ms | ratio {row['ratio_requests_per_s']:.2f}",
+                flush=True,
+            )
+
+    from bench.serialization import measure
+
+    results = {
+        "machine": machine(),
+        "engine": engine,
+        "scale": vars(scale),
+        "preparation_s": round(preparation, 1),
+        "seconds_per_side": seconds,
+        "connections": connections,
+        "gunicorn": gunicorn_settings,
+        "endpoints": rows,
+        "serialization": measure(),
+        "median_ratio": statistics.median(row["ratio_requests_per_s"] for row in rows),
+    }
+    (RESULTS / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"serialization of 100 requests: {results['serialization']['median_ms']:.2f} ms")
+    print(f"wrote {RESULTS / 'latest.json'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

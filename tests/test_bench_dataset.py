@@ -1,0 +1,39 @@
+"""The benchmark's data set is reproducible and holds the callers the benchmark relies on."""
+
+import mongomock
+
+from authentication import hash_token
+from bench.dataset import Scale, generate, object_id, organization_token, user_token
+
+SCALE = Scale(organizations=5, users=30, bots=40, requests=400)
+COLLECTIONS = ("organizations", "users", "tokens", "services", "tags", "bots", "botrequests")
+
+
+def _generated(seed=7):
+    db = mongomock.MongoClient().bench
+    generate(db, SCALE, seed)
+    return db
+
+
+def _contents(db) -> dict:
+    return {name: list(db[name].find(sort=[("_id", 1)])) for name in COLLECTIONS}
+
+
+def test_the_same_seed_gives_the_same_documents():
+    first, second = _generated(), _generated()
+    assert _contents(first) == _contents(second)
+    assert _contents(first) != _contents(_generated(seed=8))
+    assert [first[name].count_documents({}) for name in ("bots", "botrequests")] == [40, 400]
+
+
+def test_the_benchmark_callers_exist():
+    db = _generated()
+    typical, heavy = object_id(1, 1), object_id(1, 0)
+    user = db.users.find_one({"_id": object_id(2, 0)})
+    assert user["organizations"] == [typical, object_id(1, 2)]
+    assert db.tokens.find_one({"tokenHash": hash_token(user_token(0))})["user"] == user["_id"]
+    assert (
+        db.tokens.find_one({"tokenHash": hash_token(organization_token(0))})["organization"]
+        == heavy
+    )
+    assert db.botrequests.count_documents({"organization": heavy}) >= 0.2 * SCALE.requests

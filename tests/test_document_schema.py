@@ -1,0 +1,72 @@
+"""DocumentSchema dumps exactly what marshmallow's own field-by-field path dumps."""
+
+import datetime as dt
+
+import pytest
+from bson import Decimal128, ObjectId
+from bson.datetime_ms import DatetimeMS
+
+from repositories.paging import Page
+from schemas.bot_requests import BotRequestSchema
+from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
+from schemas.common import page_schema
+from schemas.documents import DocumentSchema
+
+STAMP = dt.datetime(2026, 1, 2, 3, 4, 5, 678000)
+DOCUMENTS = [
+    {},
+    {"_id": ObjectId(), "bot": None, "createdBy": None, "organization": None, "extra": 1},
+    {
+        "_id": ObjectId(),
+        "bot": {"creditCost": Decimal128("1.50"), "name": "A", "slug": "a", "secret": 1},
+        "createdBy": {"name": None},
+        "organization": {},
+        "inputs": {"when": STAMP, "id": ObjectId(), "deep": [{"n": float("inf")}]},
+        "response": None,
+        "ip": "203.0.113.7",
+        "createdAt": STAMP.replace(tzinfo=dt.timezone(dt.timedelta(hours=2))),
+        "updatedAt": DatetimeMS(2**62),
+    },
+    {
+        "_id": ObjectId(),
+        "slug": "s",
+        "name": 5,
+        "description": None,
+        "creditCost": 2.5,
+        "applyToApi": "yes",
+        "inputs": [{"name": "prompt"}],
+        "organization": ObjectId(),
+        "isPublic": True,
+        "service": {"_id": ObjectId(), "name": "S", "slug": "s"},
+        "tags": [{"_id": ObjectId(), "name": "t"}, {"_id": ObjectId()}],
+        "createdAt": STAMP,
+    },
+]
+SCHEMAS = [BotRequestSchema, BotSchema, OrganizationBotListItemSchema, BotDetailSchema]
+
+
+def _marshmallow_dump(schema, data, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(DocumentSchema, "_document_fields", lambda self: None)
+        return schema.dump(data)
+
+
+@pytest.mark.parametrize("schema_class", SCHEMAS)
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_same_output_as_marshmallow(schema_class, document, monkeypatch):
+    schema = schema_class()
+    assert schema.dump(document) == _marshmallow_dump(schema, document, monkeypatch)
+
+
+def test_a_page_dumps_the_same(monkeypatch):
+    schema = page_schema(BotRequestSchema)()
+    page = Page(DOCUMENTS * 3, 2, 10, 31)
+    assert schema.dump(page) == _marshmallow_dump(schema, page, monkeypatch)
+
+
+def test_a_key_that_only_marshmallow_reads_right_takes_its_path():
+    class Odd(DocumentSchema):
+        items = BotSchema._declared_fields["name"]
+
+    assert Odd()._document_fields() is None
+    assert BotRequestSchema()._document_fields() is not None
