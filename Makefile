@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run serve db test lint format clean bench bench-scale
+.PHONY: install run serve db test lint format clean bench bench-scale soak wrk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,11 +30,17 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 # Load test over generated data (bench/README.md); installs wrk with apt-get when missing.
-bench: $(STAMP)
+bench: $(STAMP) wrk
+	$(BIN)/python -m bench.run
+
+# Minutes of mixed traffic: errors, memory over time, tokens in the server log (bench/soak.py).
+soak: $(STAMP) wrk
+	$(BIN)/python -m bench.soak
+
+wrk:
 	@command -v wrk >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -q wrk \
 		|| (apt-get update -q && apt-get install -y -q wrk)
-	@command -v wrk >/dev/null || { echo "bench needs wrk (Debian: apt-get install wrk)"; exit 1; }
-	$(BIN)/python -m bench.run
+	@command -v wrk >/dev/null || { echo "needs wrk (Debian: apt-get install wrk)"; exit 1; }
 
 # Page-1 and deep-page latency as the requests grow (BENCH_SIZES, default 20000,200000).
 bench-scale: $(STAMP)
