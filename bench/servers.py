@@ -18,7 +18,7 @@ import pymongo
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
-# The settings bench/README.md recommends, chosen from the measurements it shows.
+# The settings README.md (Performance) recommends, chosen from the measurements it shows.
 GUNICORN = {"worker-class": "gthread", "workers": "2", "threads": "4", "keep-alive": "5"}
 
 

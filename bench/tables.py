@@ -1,4 +1,4 @@
-"""`python -m bench.tables`: the Markdown tables of bench/README.md, from bench/results/."""
+"""`python -m bench.tables`: README.md's Performance tables, from bench/results/."""
 
 import json
 
