@@ -1,5 +1,22 @@
--- wrk script: the bench token on every request, one JSON line of results at the end.
-wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
+-- wrk script of the benchmark and the soak; one JSON line of results at the end.
+-- With BENCH_TOKEN: that token on every request to the URL given to wrk.
+-- With SOAK_PLAN: each request is the next line of that file ("token path"), in turn.
+local plan = {}
+local turn = 0
+
+if os.getenv("SOAK_PLAN") then
+  for line in io.lines(os.getenv("SOAK_PLAN")) do
+    local token, path = line:match("^(%S+)%s+(%S+)$")
+    plan[#plan + 1] = {token = token, path = path}
+  end
+  request = function()
+    turn = turn % #plan + 1
+    local step = plan[turn]
+    return wrk.format("GET", step.path, {["Authorization"] = "Bearer " .. step.token})
+  end
+else
+  wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
+end
 
 done = function(summary, latency, requests)
   local errors = summary.errors

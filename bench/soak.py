@@ -1,7 +1,7 @@
 """`make soak`: minutes of mixed traffic against gunicorn; errors and memory over time.
 
 The bench data set (at BENCH_SCALE, default 0.1: 20,000 bot requests) is served by gunicorn
-with the recommended settings; `wrk` sends every endpoint kind in turn (bench/mixed.lua) for
+with the recommended settings; `wrk` sends every endpoint kind in turn (bench/report.lua) for
 SOAK_SECONDS (300) over SOAK_CONNECTIONS (4), while the resident memory of gunicorn's
 processes is sampled every SOAK_SAMPLE_SECONDS (10). Memory growth is measured from the end of
 the warm-up (the first SOAK_WARMUP_SECONDS, 30: caches filling, pools opening) to the end.
@@ -75,7 +75,7 @@ def main() -> int:
         print(f"soak: {seconds} s of {len(mix)} endpoint kinds over {connections} connections")
         load = subprocess.Popen(
             ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s",
-             "-s", str(servers.ROOT / "bench" / "mixed.lua"), base],
+             "-s", str(servers.ROOT / "bench" / "report.lua"), base],
             env={**os.environ, "SOAK_PLAN": str(plan)},
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
