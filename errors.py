@@ -8,7 +8,7 @@ import logging
 
 import flask_smorest
 from flask import Flask, Response, json
-from pymongo.errors import ConnectionFailure, ServerSelectionTimeoutError
+from pymongo.errors import ConnectionFailure
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
 from exceptions import DomainError
@@ -93,5 +93,5 @@ class Api(flask_smorest.Api):
 
 def init_app(app: Flask) -> None:
     app.register_error_handler(DomainError, _domain_error)
+    # Server selection timeouts, lost connections and network timeouts are all of this kind.
     app.register_error_handler(ConnectionFailure, _database_unavailable)
-    app.register_error_handler(ServerSelectionTimeoutError, _database_unavailable)
