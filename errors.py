@@ -77,9 +77,7 @@ def _domain_error(error: DomainError) -> Response:
 
 def _database_unavailable(error: ConnectionFailure) -> Response:
     log.warning("database unavailable: %s", type(error).__name__)
-    response = http_error(ServiceUnavailable())
-    response.headers["Retry-After"] = "1"
-    return response
+    return http_error(ServiceUnavailable(retry_after=1))
 
 
 class Api(flask_smorest.Api):
