@@ -13,6 +13,7 @@ import pytest
 
 from app import create_app
 from tests.factories import World
+from tests.gunicorn_server import GunicornServer
 from tests.wire_server import WireServer
 
 
@@ -37,16 +38,41 @@ def wire_client(wire_uri):
     client.close()
 
 
+def _fresh_database(client):
+    name = f"test_{uuid.uuid4().hex[:16]}"
+    yield client[name]
+    client.drop_database(name)
+
+
 @pytest.fixture(params=["mongomock", "wire"])
 def db(request):
     """A fresh, empty database on each backend."""
     if request.param == "mongomock":
-        client = mongomock.MongoClient()
+        yield from _fresh_database(mongomock.MongoClient())
     else:
-        client = request.getfixturevalue("wire_client")
-    name = f"test_{uuid.uuid4().hex[:16]}"
-    yield client[name]
-    client.drop_database(name)
+        yield from _fresh_database(request.getfixturevalue("wire_client"))
+
+
+@pytest.fixture
+def wire_db(wire_client):
+    """A fresh, empty database on the wire server, for what other processes must see too."""
+    yield from _fresh_database(wire_client)
+
+
+@pytest.fixture
+def gunicorn(wire_uri, wire_db):
+    """Starts `gunicorn wsgi:app` over `wire_db` with extra environment; stopped at teardown."""
+    servers = []
+
+    def start(env: dict | None = None, **options) -> GunicornServer:
+        settings = {"MONGODB_URI": wire_uri, "MONGODB_DB": wire_db.name, **(env or {})}
+        server = GunicornServer(settings, **options).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
 
 
 TEST_SETTINGS = {"TESTING": True, "RATELIMIT_ENABLED": False}
