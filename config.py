@@ -32,6 +32,6 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "JWT_PUBLIC_KEY": environ.get("JWT_PUBLIC_KEY") or None,
         # How long a looked-up token is trusted without asking the database again (0: never),
         # which is also how long a revoked token may still be accepted; and how many are kept.
-        "TOKEN_CACHE_SECONDS": float(environ.get("TOKEN_CACHE_SECONDS", "30")),
+        "TOKEN_CACHE_SECONDS": float(environ.get("TOKEN_CACHE_SECONDS", "0")),
         "TOKEN_CACHE_SIZE": int(environ.get("TOKEN_CACHE_SIZE", "10000")),
     }
