@@ -4,6 +4,7 @@ Through a real gunicorn with two workers: the test client is one process and pro
 about the others. Each scenario first has every worker accept the token, so that a
 per-worker cache, were one on, would hold it; then makes the change the way the operator or
 the other system makes it; then sends the next request on each worker's own connection.
+A role or a membership is read from `users` for a JWT too, so those run with both kinds.
 """
 
 import datetime as dt
@@ -14,6 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
+import jwt
 import pytest
 
 from authentication import hash_token
@@ -21,6 +23,7 @@ from tests.factories import World, bearer
 from tests.gunicorn_server import ROOT, GunicornServer
 
 FLASK = Path(sys.executable).with_name("flask")
+JWT_SECRET = "a-test-secret-of-at-least-32-bytes!"
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +36,9 @@ def database(wire_client):
 
 @pytest.fixture(scope="module")
 def server(wire_uri, database):
-    """gunicorn with the default settings, started once for the module."""
-    with GunicornServer({"MONGODB_URI": wire_uri, "MONGODB_DB": database.name}) as started:
+    """gunicorn with the default settings (JWTs accepted too), started once for the module."""
+    settings = {"MONGODB_URI": wire_uri, "MONGODB_DB": database.name, "JWT_SECRET": JWT_SECRET}
+    with GunicornServer(settings) as started:
         yield started
 
 
@@ -116,13 +120,22 @@ def test_a_revocation_written_by_the_other_system_refuses_the_token_in_every_wor
     assert _statuses(_every_worker(server, connections, "/v1/bots/", token)) == [401, 401]
 
 
+def _token_for(stored: World, user, kind: str) -> str:
+    """An opaque token from `tokens`, or a JWT whose rights are read from `users` all the same."""
+    if kind == "opaque":
+        return stored.token(user=user)
+    expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
+    return jwt.encode({"sub": str(user), "exp": expires}, JWT_SECRET, algorithm="HS256")
+
+
+@pytest.mark.parametrize("kind", ["opaque", "jwt"])
 def test_a_demoted_admin_no_longer_sees_another_organizations_private_bot(
-    server, open_connections, database, stored
+    server, open_connections, database, stored, kind
 ):
     name = f"private{uuid.uuid4().hex[:8]}"
     stored.bot(name, name=name, organization=stored.organization("Globex"), is_public=False)
     admin = stored.user("Root", role="admin")
-    token = stored.token(user=admin)
+    token = _token_for(stored, admin, kind)
     path = f"/v1/bots/?name={name}"
     connections = open_connections(server)
     before = _every_worker(server, connections, path, token)
@@ -134,12 +147,13 @@ def test_a_demoted_admin_no_longer_sees_another_organizations_private_bot(
     assert [(status, body["totalResults"]) for status, body in after] == [(200, 0), (200, 0)]
 
 
+@pytest.mark.parametrize("kind", ["opaque", "jwt"])
 def test_a_removed_membership_closes_the_organizations_requests_in_every_worker(
-    server, open_connections, database, stored
+    server, open_connections, database, stored, kind
 ):
     acme = stored.organization("Acme")
     member = stored.user("Ada", organizations=[acme])
-    token = stored.token(user=member)
+    token = _token_for(stored, member, kind)
     path = f"/v1/organizations/{acme}/requests/"
     connections = open_connections(server)
     assert _statuses(_every_worker(server, connections, path, token)) == [200, 200]

@@ -8,9 +8,11 @@ data; no N+1, joins only for the page's items, which are fetched by id, never mo
 wire and no monitoring.
 """
 
+import datetime as dt
 import threading
 import uuid
 
+import jwt
 import pymongo
 import pytest
 from pymongo import monitoring
@@ -152,6 +154,21 @@ def test_with_the_token_cache_on_a_warm_request_asks_nothing_about_its_caller(mo
 
     assert not _about_the_caller(commands)
     assert len(commands) == expected - 1
+
+
+def test_a_jwt_costs_one_lookup_of_its_user_like_an_opaque_token(monitored, log):
+    db, test_client = monitored
+    scene = _scene(db)
+    path, expected, _ = ENDPOINTS["bots"]
+    secret = "a-test-secret-of-at-least-32-bytes!"
+    expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
+    token = jwt.encode({"sub": str(scene["ada"]), "exp": expires}, secret, algorithm="HS256")
+
+    commands = _warm_commands(test_client(JWT_SECRET=secret), log, path, token)
+
+    [lookup] = _about_the_caller(commands)
+    assert lookup.get("find") == "users", lookup
+    assert len(commands) == expected
 
 
 def test_a_deep_page_fetches_only_its_own_documents(monitored, log):
