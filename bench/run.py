@@ -275,7 +275,7 @@ def main() -> None:
         lookups = authentication(db, seconds, connections)
         for kind, direct in lookups.items():
             print(
-                f"{'authentication, ' + kind:26s} {'':39s} | floor "
+                f"{'auth: ' + kind:26s}{'':45s} | floor "
                 f"{direct['requests_per_s']:8.1f}/s p50 {direct['p50_ms']:8.1f} "
                 f"p99 {direct['p99_ms']:8.1f} ms",
                 flush=True,
