@@ -63,7 +63,10 @@ class TokenCache:
 
 def init_app(app: Flask) -> None:
     app.extensions["jwt"] = JwtVerifier.from_settings(
-        app.config.get("JWT_SECRET"), app.config.get("JWT_PUBLIC_KEY")
+        app.config.get("JWT_SECRET"),
+        app.config.get("JWT_PUBLIC_KEY"),
+        app.config.get("JWT_AUDIENCE"),
+        app.config.get("JWT_ISSUER"),
     )
     app.extensions["token_cache"] = TokenCache(
         app.config["TOKEN_CACHE_SIZE"], app.config["TOKEN_CACHE_SECONDS"]

@@ -1,37 +1,134 @@
-"""Settings read from the environment, once, by the application factory."""
+"""Settings read from the environment, once, by the application factory, and checked there.
 
+A value that cannot be used stops the process at start with one line naming the variable,
+rather than turning every request into a 500 later. `ConfigError` is a click exception so the
+`flask` command prints that line and exits 1 by itself; `gunicorn.conf.py` does the same.
+"""
+
+import re
 from collections.abc import Mapping
 
+import click
+from limits import parse_many
+from limits.storage import SCHEMES
+
 EMBEDDED_MONGODB_URI = "mongodb://127.0.0.1:27018/?directConnection=true"
+READ_PREFERENCES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest")
+# Flask-Limiter under Flask is synchronous: the `async+` storages of `limits` do not apply.
+RATE_LIMIT_STORAGES = sorted(scheme for scheme in SCHEMES if not scheme.startswith("async+"))
+_FLAGS = {"true": True, "1": True, "yes": True, "on": True}
+_FLAGS |= {"false": False, "0": False, "no": False, "off": False}
+_DATABASE_NAME = re.compile(r'[^/\\. "$*<>:|?\x00]{1,63}')
+
+
+class ConfigError(click.ClickException):
+    def __init__(self, name: str, problem: str):
+        super().__init__(f"{name}: {problem}")
+
+
+def _text(environ: Mapping[str, str], name: str, default: str | None = None) -> str | None:
+    """An empty variable counts as unset, as shells and `.env` files often leave them."""
+    return environ.get(name) or default
+
+
+def integer(environ: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+    value = _text(environ, name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(name, f"must be a whole number, not {value!r}.") from None
+    if number < minimum:
+        raise ConfigError(name, f"must be at least {minimum}, not {number}.")
+    return number
+
+
+def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
+    value = _text(environ, name)
+    if value is None:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ConfigError(name, f"must be a number of seconds, not {value!r}.") from None
+    if not 0 <= seconds < float("inf"):
+        raise ConfigError(name, f"must be 0 or more seconds, not {value!r}.")
+    return seconds
 
 
 def _flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
-    value = environ.get(name, "").strip().lower()
-    if not value:
+    value = _text(environ, name)
+    if value is None:
         return default
-    if value in {"true", "1", "yes", "on"}:
-        return True
-    if value in {"false", "0", "no", "off"}:
-        return False
-    raise ValueError(f"{name} must be true or false, not {value!r}.")
+    if value.lower() not in _FLAGS:
+        raise ConfigError(name, f"must be true or false, not {value!r}.")
+    return _FLAGS[value.lower()]
+
+
+def _choice(environ: Mapping[str, str], name: str, default: str, choices) -> str:
+    value = _text(environ, name, default)
+    if value not in choices:
+        raise ConfigError(name, f"must be one of {', '.join(choices)}, not {value!r}.")
+    return value
+
+
+def _database_name(environ: Mapping[str, str], name: str, default: str) -> str:
+    value = _text(environ, name, default)
+    if not _DATABASE_NAME.fullmatch(value):
+        raise ConfigError(name, f"{value!r} is not a MongoDB database name.")
+    return value
+
+
+def _rate_limits(environ: Mapping[str, str], name: str, default: str) -> str:
+    """Flask-Limiter parses its limits at the first request; parse them now, with `limits`."""
+    value = _text(environ, name, default)
+    try:
+        parse_many(value)
+    except ValueError:
+        raise ConfigError(
+            name, f"{value!r} is not a rate limit such as '600 per minute' or '10/second'."
+        ) from None
+    return value
+
+
+def _storage_uri(environ: Mapping[str, str], name: str, default: str) -> str:
+    value = _text(environ, name, default)
+    scheme, separator, _ = value.partition("://")
+    if not separator or scheme not in RATE_LIMIT_STORAGES:
+        raise ConfigError(
+            name, "must be a storage URI such as memory:// or redis://host:6379/0, "
+            f"whose scheme is one of {', '.join(RATE_LIMIT_STORAGES)}."
+        )  # fmt: skip
+    return value
 
 
 def settings_from_env(environ: Mapping[str, str]) -> dict:
-    """Typed settings with their defaults; README's configuration table lists each one."""
+    """Typed settings with their defaults; README's configuration table lists each one.
+
+    `MONGODB_URI` and the JWT keys are checked where they are used (`database`, `jwt_tokens`),
+    by the libraries that read them, still while the app is created.
+    """
     return {
-        "MONGODB_URI": environ.get("MONGODB_URI") or EMBEDDED_MONGODB_URI,
-        "MONGODB_DB": environ.get("MONGODB_DB") or "botcatalogue",
-        "MONGODB_TIMEOUT_MS": int(environ.get("MONGODB_TIMEOUT_MS", "5000")),
-        "MONGODB_READ_PREFERENCE": environ.get("MONGODB_READ_PREFERENCE", "primaryPreferred"),
-        "READYZ_TIMEOUT_MS": int(environ.get("READYZ_TIMEOUT_MS", "1000")),
+        "MONGODB_URI": _text(environ, "MONGODB_URI", EMBEDDED_MONGODB_URI),
+        "MONGODB_DB": _database_name(environ, "MONGODB_DB", "botcatalogue"),
+        "MONGODB_TIMEOUT_MS": integer(environ, "MONGODB_TIMEOUT_MS", 5000, minimum=1),
+        "MONGODB_READ_PREFERENCE": _choice(
+            environ, "MONGODB_READ_PREFERENCE", "primaryPreferred", READ_PREFERENCES
+        ),
+        "READYZ_TIMEOUT_MS": integer(environ, "READYZ_TIMEOUT_MS", 1000, minimum=1),
         "RATELIMIT_ENABLED": _flag(environ, "RATELIMIT_ENABLED", default=True),
-        "RATELIMIT_DEFAULT": environ.get("RATELIMIT_DEFAULT") or "600 per minute",
-        "RATELIMIT_STORAGE_URI": environ.get("RATELIMIT_STORAGE_URI") or "memory://",
-        "RATELIMIT_AUTH_FAILURES": environ.get("RATELIMIT_AUTH_FAILURES") or "60 per minute",
-        "JWT_SECRET": environ.get("JWT_SECRET") or None,
-        "JWT_PUBLIC_KEY": environ.get("JWT_PUBLIC_KEY") or None,
+        "RATELIMIT_DEFAULT": _rate_limits(environ, "RATELIMIT_DEFAULT", "600 per minute"),
+        "RATELIMIT_STORAGE_URI": _storage_uri(environ, "RATELIMIT_STORAGE_URI", "memory://"),
+        "RATELIMIT_AUTH_FAILURES": _rate_limits(
+            environ, "RATELIMIT_AUTH_FAILURES", "60 per minute"
+        ),
+        "JWT_SECRET": _text(environ, "JWT_SECRET"),
+        "JWT_PUBLIC_KEY": _text(environ, "JWT_PUBLIC_KEY"),
+        "JWT_AUDIENCE": _text(environ, "JWT_AUDIENCE"),
+        "JWT_ISSUER": _text(environ, "JWT_ISSUER"),
         # How long a looked-up token is trusted without asking the database again (0: never),
         # which is also how long a revoked token may still be accepted; and how many are kept.
-        "TOKEN_CACHE_SECONDS": float(environ.get("TOKEN_CACHE_SECONDS", "0")),
-        "TOKEN_CACHE_SIZE": int(environ.get("TOKEN_CACHE_SIZE", "10000")),
+        "TOKEN_CACHE_SECONDS": _seconds(environ, "TOKEN_CACHE_SECONDS", 0),
+        "TOKEN_CACHE_SIZE": integer(environ, "TOKEN_CACHE_SIZE", 10000),
     }

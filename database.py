@@ -1,23 +1,43 @@
 """One MongoClient per process, kept on the app; requests borrow its database."""
 
+import warnings
+
 from flask import Flask, current_app
 from pymongo import MongoClient, timeout
 from pymongo.database import Database
+from pymongo.errors import PyMongoError
+
+from config import ConfigError
+
+
+def _client(uri: str, timeout_ms: int, read_preference: str) -> MongoClient:
+    """The driver only warns about an unknown URI option or a bad value, and would run on
+    without it (without `tls=true`, say): at start, that is an error naming MONGODB_URI.
+    pymongo's messages name the option, never the URI, so no credential is printed."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            return MongoClient(
+                uri,
+                appname="bot-catalogue",
+                connect=False,
+                serverSelectionTimeoutMS=timeout_ms,
+                connectTimeoutMS=timeout_ms,
+                socketTimeoutMS=timeout_ms,
+                readPreference=read_preference,
+                datetime_conversion="DATETIME_AUTO",
+            )
+    except (PyMongoError, ValueError, OSError, UserWarning) as error:
+        raise ConfigError("MONGODB_URI", str(error)) from None
 
 
 def init_app(app: Flask, client: MongoClient | None = None) -> None:
     """Attach a client; tests hand in their own (mongomock or a test server)."""
     if client is None:
-        timeout = app.config["MONGODB_TIMEOUT_MS"]
-        client = MongoClient(
+        client = _client(
             app.config["MONGODB_URI"],
-            appname="bot-catalogue",
-            connect=False,
-            serverSelectionTimeoutMS=timeout,
-            connectTimeoutMS=timeout,
-            socketTimeoutMS=timeout,
-            readPreference=app.config["MONGODB_READ_PREFERENCE"],
-            datetime_conversion="DATETIME_AUTO",
+            app.config["MONGODB_TIMEOUT_MS"],
+            app.config["MONGODB_READ_PREFERENCE"],
         )
     app.extensions["mongo"] = client
 

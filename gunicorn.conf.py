@@ -2,15 +2,27 @@
 
 Each worker process builds its own app and MongoClient after the fork (no preloading), as
 pymongo requires. Threads serve concurrent requests while others wait on the database.
+
+The master first builds the app once, as each worker will, and throws it away: a setting
+that cannot be used stops gunicorn here with one line, instead of workers failing to boot
+one after another with a traceback each.
 """
 
 import os
+import sys
 
-bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '5000')}"
-workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+from app import create_app
+from config import ConfigError, integer
+
+try:
+    create_app().extensions["mongo"].close()
+    bind = f"{os.environ.get('HOST') or '127.0.0.1'}:{integer(os.environ, 'PORT', 5000)}"
+    workers = integer(os.environ, "GUNICORN_WORKERS", 2, minimum=1)
+    threads = integer(os.environ, "GUNICORN_THREADS", 4, minimum=1)
+    timeout = integer(os.environ, "GUNICORN_TIMEOUT", 30)
+except ConfigError as error:
+    sys.exit(f"Error: {error.format_message()}")
 worker_class = "gthread"
-timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 10
 keepalive = 5
 # gunicorn 27's control socket has one default path per user: several instances on a host

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pymongo
 
+from config import ConfigError, integer
+
 ROOT = Path(__file__).resolve().parent.parent
 VAR = ROOT / "var"
 DATA = VAR / "secantus"
@@ -196,12 +198,12 @@ def _server_command(mode: str, host: str, port: int) -> list[str]:
 
 
 def run(mode: str) -> None:
-    host = os.environ.get("HOST", "127.0.0.1")
-    port = int(os.environ.get("PORT", "5000"))
+    host = os.environ.get("HOST") or "127.0.0.1"
+    port = integer(os.environ, "PORT", 5000)
     env = dict(os.environ)
     database = None
     if not env.get("MONGODB_URI"):
-        database = EmbeddedDatabase(int(env.get("EMBEDDED_DB_PORT", "27018")))
+        database = EmbeddedDatabase(integer(env, "EMBEDDED_DB_PORT", 27018))
     if mode == "db" and database is None:
         raise Stop("MONGODB_URI is set: `make db` runs the embedded database only without it.")
     if mode != "db" and not _port_is_free(host, port):
@@ -247,6 +249,9 @@ def main() -> int:
         run(mode)
     except Stop as problem:
         print(f"\n{problem}", file=sys.stderr)
+        return 1
+    except ConfigError as error:
+        print(f"Error: {error.format_message()}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         pass

@@ -13,9 +13,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from app import create_app
+from config import ConfigError
 from jwt_tokens import JwtVerifier
 from tests.conftest import TEST_SETTINGS
-from tests.factories import bearer
+from tests.factories import World, bearer
 
 SECRET = "a-test-secret-of-at-least-32-bytes!"
 
@@ -161,7 +162,7 @@ def test_public_key_tokens(db, member, private_key, algorithm):
     ],
 )
 def test_bad_configuration_is_refused_at_startup(secret, public_key, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ConfigError, match=message):
         JwtVerifier.from_settings(secret, public_key)
 
 
@@ -174,3 +175,63 @@ def test_a_hand_signed_token_is_well_formed(jwt_client, member):
     token = _hs256_by_hand(_claims(member), SECRET)
 
     assert jwt_client.get("/v1/bots/", headers=bearer(token)).status_code == 200
+
+
+AUDIENCE = "https://bots.example.com"
+ISSUER = "https://id.example.com/"
+
+
+@pytest.fixture
+def provider_client(db):
+    """Configured as behind an identity provider, which always names the API in `aud`."""
+    return _app(db, JWT_SECRET=SECRET, JWT_AUDIENCE=AUDIENCE, JWT_ISSUER=ISSUER).test_client()
+
+
+@pytest.mark.parametrize(
+    ("claims", "status"),
+    [
+        pytest.param({"aud": AUDIENCE, "iss": ISSUER}, 200, id="matching"),
+        pytest.param({"aud": ["https://other.example.com", AUDIENCE], "iss": ISSUER}, 200,
+                     id="audience-among-several"),
+        pytest.param({"aud": "https://other.example.com", "iss": ISSUER}, 401,
+                     id="another-audience"),
+        pytest.param({"aud": AUDIENCE, "iss": "https://evil.example.com/"}, 401,
+                     id="another-issuer"),
+        pytest.param({"iss": ISSUER}, 401, id="no-audience"),
+        pytest.param({"aud": AUDIENCE}, 401, id="no-issuer"),
+    ],
+)  # fmt: skip
+def test_audience_and_issuer_are_checked_when_configured(provider_client, member, claims, status):
+    token = jwt.encode(_claims(member, **claims), SECRET, algorithm="HS256")
+
+    assert provider_client.get("/v1/bots/", headers=bearer(token)).status_code == status
+
+
+def test_without_an_audience_configured_a_token_for_some_api_is_refused(jwt_client, member):
+    """It was issued for another API; only JWT_AUDIENCE says which API is this one."""
+    token = jwt.encode(_claims(member, aud=AUDIENCE), SECRET, algorithm="HS256")
+
+    assert jwt_client.get("/v1/bots/", headers=bearer(token)).status_code == 401
+
+
+def test_without_an_issuer_configured_any_issuer_is_accepted(db, member):
+    client = _app(db, JWT_SECRET=SECRET, JWT_AUDIENCE=AUDIENCE).test_client()
+    token = jwt.encode(_claims(member, aud=AUDIENCE, iss=ISSUER), SECRET, algorithm="HS256")
+
+    assert _slugs(client.get("/v1/bots/", headers=bearer(token))) == ["acme-private", "public-bot"]
+
+
+def test_an_identity_provider_token_through_gunicorn(gunicorn, wire_db):
+    world = World(wire_db)
+    ada = world.user("Ada")
+    world.bot("public-bot")
+    server = gunicorn({"JWT_SECRET": SECRET, "JWT_AUDIENCE": AUDIENCE, "JWT_ISSUER": ISSUER})
+
+    def status(**claims) -> int:
+        token = jwt.encode(_claims(ada, **claims), SECRET, algorithm="HS256")
+        return server.request("GET", "/v1/bots/", bearer(token))[0]
+
+    assert status(aud=AUDIENCE, iss=ISSUER) == 200
+    assert status(aud="https://other.example.com", iss=ISSUER) == 401
+    assert status(aud=AUDIENCE, iss="https://evil.example.com/") == 401
+    assert status(iss=ISSUER) == 401

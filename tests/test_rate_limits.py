@@ -6,7 +6,7 @@ import mongomock
 import pytest
 
 from app import create_app
-from config import settings_from_env
+from config import ConfigError, settings_from_env
 from rate_limits import rate_limit_key
 from tests.conftest import TEST_SETTINGS
 from tests.factories import bearer
@@ -176,5 +176,5 @@ def test_failed_attempts_allowed_per_address_come_from_the_environment():
 
 
 def test_a_bad_switch_is_refused_at_startup():
-    with pytest.raises(ValueError, match="RATELIMIT_ENABLED"):
+    with pytest.raises(ConfigError, match="RATELIMIT_ENABLED"):
         settings_from_env({"RATELIMIT_ENABLED": "maybe"})
