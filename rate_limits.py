@@ -9,6 +9,10 @@ failed authentications are counted per client address too, where authentication 
 `RATELIMIT_AUTH_FAILURES` of them, a request from that address whose authentication fails gets
 429 instead of 401 until the window ends. A valid token is neither counted nor refused there,
 so one client's guesses cannot lock out the other tenants behind the same proxy or NAT.
+
+When the storage is down (Redis unreachable), Flask-Limiter's in-memory fallback keeps the same
+limits in each process, logs one warning, and asks the storage again with growing pauses (up
+to about a minute) until it answers; the failure budget follows the same switch.
 """
 
 import logging
@@ -50,9 +54,24 @@ def _count_failed_authentication(app: Flask, **extra) -> None:
     raise TooManyRequests(retry_after=max(1, math.ceil(reset_at - time.time())))
 
 
+def _log_storage_outages() -> None:
+    """Flask-Limiter's logger carries a NullHandler, which silences Python's last-resort
+    handler: without one of our own, its warning that the storage is down would be lost."""
+    limiter_log = logging.getLogger("flask-limiter")
+    if logging.getLogger().handlers or any(
+        type(handler) is logging.StreamHandler for handler in limiter_log.handlers
+    ):
+        return
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    limiter_log.addHandler(handler)
+
+
 def init_app(app: Flask) -> Limiter:
     """Call after registering the blueprints: those built `rate_limited=False` are exempt."""
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
+    app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"wrap_exceptions": True})
     limiter = Limiter(rate_limit_key, app=app)
     for blueprint in app.blueprints.values():
@@ -62,4 +81,5 @@ def init_app(app: Flask) -> Limiter:
         budget = parse(app.config["RATELIMIT_AUTH_FAILURES"])
         app.extensions["auth_failure_budget"] = (limiter, budget)
         authentication_failed.connect(_count_failed_authentication, app)
+        _log_storage_outages()
     return limiter
