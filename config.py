@@ -28,6 +28,7 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "RATELIMIT_DEFAULT": environ.get("RATELIMIT_DEFAULT") or "600 per minute",
         "RATELIMIT_STORAGE_URI": environ.get("RATELIMIT_STORAGE_URI") or "memory://",
         "RATELIMIT_AUTH_FAILURES": environ.get("RATELIMIT_AUTH_FAILURES") or "60 per minute",
+        "TRUSTED_PROXIES": int(environ.get("TRUSTED_PROXIES", "0")),
         "JWT_SECRET": environ.get("JWT_SECRET") or None,
         "JWT_PUBLIC_KEY": environ.get("JWT_PUBLIC_KEY") or None,
         # How long a looked-up token is trusted without asking the database again (0: never),

@@ -8,7 +8,8 @@ A client inventing a new token for every request would get a fresh bucket each t
 failed authentications are counted per client address too, where authentication fails: past
 `RATELIMIT_AUTH_FAILURES` of them, a request from that address whose authentication fails gets
 429 instead of 401 until the window ends. A valid token is neither counted nor refused there,
-so one client's guesses cannot lock out the other tenants behind the same proxy or NAT.
+so one client's guesses cannot lock out the other tenants behind the same proxy or NAT. The
+address is what `TRUSTED_PROXIES` makes of the forwarded headers (`app.py`).
 
 When the storage is down (Redis unreachable), Flask-Limiter's in-memory fallback keeps the same
 limits in each process, logs one warning, and asks the storage again with growing pauses (up
