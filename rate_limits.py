@@ -12,15 +12,15 @@ so one client's guesses cannot lock out the other tenants behind the same proxy 
 address is what `TRUSTED_PROXIES` makes of the forwarded headers (`app.py`).
 
 When the storage is down (Redis unreachable), Flask-Limiter's in-memory fallback keeps the same
-limits in each process, logs one warning, and asks the storage again with growing pauses (up
-to about a minute) until it answers; the failure budget follows the same switch.
+limits in each process, logs one warning, and asks the storage again on a request after a pause
+that doubles from 1 s to 32 s (then starts over); the failure budget follows the same switch.
 """
 
 import logging
 import math
 import time
 
-from flask import Flask, current_app
+from flask import Flask
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from limits import parse
@@ -41,7 +41,7 @@ def rate_limit_key() -> str:
 
 def _count_failed_authentication(app: Flask, **extra) -> None:
     """Past the address's budget the failure is refused with 429, through `errors`' body."""
-    limiter, budget = current_app.extensions["auth_failure_budget"]
+    limiter, budget = app.extensions["auth_failure_budget"]
     keys = ("auth-failures", get_remote_address())
     # The strategy in use: the shared storage's, or the in-memory fallback's while it is down.
     strategy = limiter.limiter
