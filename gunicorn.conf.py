@@ -28,3 +28,6 @@ keepalive = 5
 # gunicorn 27's control socket has one default path per user: several instances on a host
 # (workers of other projects, benchmarks) would contend for it.
 control_socket_disable = True
+# Forwarded headers are the app's to read, as TRUSTED_PROXIES says (Werkzeug's ProxyFix);
+# gunicorn would otherwise believe X-Forwarded-Proto and its kin from any local peer.
+forwarded_allow_ips = ""
