@@ -109,9 +109,9 @@ class LocalDatabase(EmbeddedDatabase):
             raise Stop(str(error)) from error
         return fresh
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 15.0) -> None:
         if self.process is not None:
-            super().stop()
+            super().stop(timeout)
             PID_FILE.unlink(missing_ok=True)
 
 

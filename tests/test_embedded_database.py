@@ -1,5 +1,6 @@
 """embedded_database.py: how `make run`, the tests and the benchmark start SecantusDB."""
 
+import os
 import socket
 
 import pymongo
@@ -50,3 +51,9 @@ def test_a_missing_daemon_says_how_to_install_it(database, monkeypatch):
         database.start()
 
     assert database.process is None
+
+
+def test_its_own_session_keeps_a_terminal_ctrl_c_from_reaching_it(database):
+    database.launch(own_session=True)
+
+    assert os.getsid(database.process.pid) == database.process.pid != os.getsid(0)
