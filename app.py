@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from flask import Flask
 from pymongo import MongoClient
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 import authentication
 import caching
@@ -57,6 +58,11 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     app.url_map.strict_slashes = False
     app.url_map.converters["objectid"] = ObjectIdConverter
     app.wsgi_app = _MergeSlashes(app.wsgi_app)
+    if app.config["TRUSTED_PROXIES"]:
+        # Each trusted proxy appends one X-Forwarded-For entry; anything before them is the
+        # client's own say. With none, the headers are ignored and the peer is the client.
+        proxies = app.config["TRUSTED_PROXIES"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
 
     database.init_app(app, mongo_client)
     authentication.init_app(app)

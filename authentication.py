@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Callable
 from threading import Lock
 
+from blinker import Namespace
 from cachetools import TTLCache
 from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
@@ -34,6 +35,10 @@ MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
 TOKEN_PREFIX = "bcs_"
 
 auth = HTTPTokenAuth(scheme="Bearer")
+
+# Sent by the app where a request's authentication fails, before its 401 is written; a receiver
+# may answer otherwise by raising an HTTPException (the failure budget of `rate_limits` does).
+authentication_failed = Namespace().signal("authentication-failed")
 
 
 class TokenCache:
@@ -137,6 +142,7 @@ def _verify_token(token: str) -> Caller | None:
 @auth.error_handler
 def _unauthorized(status: int):
     if status == 401:
+        authentication_failed.send(current_app._get_current_object())
         return json_error(401, "A valid bearer token is required.")
     return json_error(status, "You may not access this resource.")
 

@@ -80,15 +80,17 @@ def _database_name(environ: Mapping[str, str], name: str, default: str) -> str:
     return value
 
 
-def _rate_limits(environ: Mapping[str, str], name: str, default: str) -> str:
+def _rate_limits(environ: Mapping[str, str], name: str, default: str, most: int = 0) -> str:
     """Flask-Limiter parses its limits at the first request; parse them now, with `limits`."""
     value = _text(environ, name, default)
     try:
-        parse_many(value)
+        count = len(parse_many(value))
     except ValueError:
         raise ConfigError(
             name, f"{value!r} is not a rate limit such as '600 per minute' or '10/second'."
         ) from None
+    if most and count > most:
+        raise ConfigError(name, f"takes one rate limit, not {count}.")
     return value
 
 
@@ -121,8 +123,9 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "RATELIMIT_DEFAULT": _rate_limits(environ, "RATELIMIT_DEFAULT", "600 per minute"),
         "RATELIMIT_STORAGE_URI": _storage_uri(environ, "RATELIMIT_STORAGE_URI", "memory://"),
         "RATELIMIT_AUTH_FAILURES": _rate_limits(
-            environ, "RATELIMIT_AUTH_FAILURES", "60 per minute"
+            environ, "RATELIMIT_AUTH_FAILURES", "60 per minute", most=1
         ),
+        "TRUSTED_PROXIES": integer(environ, "TRUSTED_PROXIES", 0),
         "JWT_SECRET": _text(environ, "JWT_SECRET"),
         "JWT_PUBLIC_KEY": _text(environ, "JWT_PUBLIC_KEY"),
         "JWT_AUDIENCE": _text(environ, "JWT_AUDIENCE"),

@@ -1,10 +1,12 @@
 """Every error leaves as {"code", "message"} (plus "details" on a 400), with its headers kept.
 
 HTTP errors, domain exceptions, query validation and database outages all pass through here,
-so no handler elsewhere builds an error body or lets a stack trace reach the client.
+so no handler elsewhere builds an error body or lets a stack trace reach the client. The errors
+gunicorn answers before the app (gunicorn_worker.py) take their body and sentence from here too.
 """
 
 import logging
+from http import HTTPStatus
 
 import flask_smorest
 from flask import Flask, Response, json
@@ -20,12 +22,18 @@ log = logging.getLogger(__name__)
 _MESSAGES = {
     400: "The request has invalid parameters.",
     401: "A valid bearer token is required.",
+    403: "The server refuses this request.",
     404: "The requested resource was not found.",
     405: "This method is not allowed on this resource.",
+    414: "The request line is too long.",
+    417: "The expectation in the Expect header cannot be met.",
     429: "Too many requests: retry after the number of seconds in Retry-After.",
+    431: "The request headers are too large.",
     500: "The server encountered an internal error.",
+    501: "The request uses a feature the server does not support.",
     503: "The database is unavailable; try again shortly.",
 }
+_UNREADABLE = "The request is malformed and could not be read."
 
 
 def error_body(code: int, message: str, details: dict | None = None) -> dict:
@@ -33,6 +41,17 @@ def error_body(code: int, message: str, details: dict | None = None) -> dict:
     if details is not None:
         body["details"] = details
     return body
+
+
+def unread_request_message(code: int) -> str:
+    """For an error the HTTP server answers before the app reads the request.
+
+    A 400 there means the request could not be parsed, not that a parameter is wrong. A status
+    a newer gunicorn may add still gets a sentence, from its standard phrase.
+    """
+    if code == 400:
+        return _UNREADABLE
+    return _MESSAGES.get(code) or f"{HTTPStatus(code).phrase}."
 
 
 def json_error(code: int, message: str, details: dict | None = None) -> Response:

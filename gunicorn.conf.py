@@ -22,9 +22,13 @@ try:
     timeout = integer(os.environ, "GUNICORN_TIMEOUT", 30)
 except ConfigError as error:
     sys.exit(f"Error: {error.format_message()}")
-worker_class = "gthread"
+# gthread, with the errors gunicorn answers itself (414, 431, 400) in the JSON error body.
+worker_class = "gunicorn_worker.JSONErrorWorker"
 graceful_timeout = 10
 keepalive = 5
 # gunicorn 27's control socket has one default path per user: several instances on a host
 # (workers of other projects, benchmarks) would contend for it.
 control_socket_disable = True
+# Forwarded headers are the app's to read, as TRUSTED_PROXIES says (Werkzeug's ProxyFix);
+# gunicorn would otherwise believe X-Forwarded-Proto and its kin from any local peer.
+forwarded_allow_ips = ""

@@ -5,15 +5,31 @@ storage (a shared Redis, say), which is no place for credentials. Settings are F
 own `RATELIMIT_*` names, read from the environment by `config.py`.
 
 A client inventing a new token for every request would get a fresh bucket each time, so
-failed authentications are counted per IP as well: past `RATELIMIT_AUTH_FAILURES` of them,
-that address gets 429s until its window ends, whatever token it sends.
+failed authentications are counted per client address too, where authentication fails: past
+`RATELIMIT_AUTH_FAILURES` of them, a request from that address whose authentication fails gets
+429 instead of 401 until the window ends. A valid token is neither counted nor refused there,
+so one client's guesses cannot lock out the other tenants behind the same proxy or NAT. The
+address is what `TRUSTED_PROXIES` makes of the forwarded headers (`app.py`).
+
+When the storage is down (Redis unreachable), Flask-Limiter's in-memory fallback keeps the same
+limits in each process, logs one warning, and asks the storage again on a request after a pause
+that doubles from 1 s to 32 s (then starts over); the failure budget follows the same switch.
 """
 
-from flask import Flask, Response, current_app
-from flask_limiter import ApplicationLimit, Limiter
-from flask_limiter.util import get_remote_address
+import logging
+import math
+import time
 
-from authentication import auth, hash_token
+from flask import Flask
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from limits import parse
+from limits.errors import StorageError
+from werkzeug.exceptions import TooManyRequests
+
+from authentication import auth, authentication_failed, hash_token
+
+log = logging.getLogger(__name__)
 
 
 def rate_limit_key() -> str:
@@ -23,24 +39,48 @@ def rate_limit_key() -> str:
     return "ip:" + get_remote_address()
 
 
-def _address_key() -> str:
-    return "auth-failures:" + get_remote_address()
+def _count_failed_authentication(app: Flask, **extra) -> None:
+    """Past the address's budget the failure is refused with 429, through `errors`' body."""
+    limiter, budget = app.extensions["auth_failure_budget"]
+    keys = ("auth-failures", get_remote_address())
+    # The strategy in use: the shared storage's, or the in-memory fallback's while it is down.
+    strategy = limiter.limiter
+    try:
+        if strategy.hit(budget, *keys):
+            return
+        reset_at = strategy.get_window_stats(budget, *keys).reset_time
+    except StorageError:
+        log.warning("rate-limit storage failed: this failed authentication was not counted")
+        return
+    raise TooManyRequests(retry_after=max(1, math.ceil(reset_at - time.time())))
 
 
-def _failed_authentication(response: Response) -> bool:
-    return response.status_code == 401
+def _log_storage_outages() -> None:
+    """Flask-Limiter's logger carries a NullHandler, which silences Python's last-resort
+    handler: without one of our own, its warning that the storage is down would be lost."""
+    limiter_log = logging.getLogger("flask-limiter")
+    if logging.getLogger().handlers or any(
+        type(handler) is logging.StreamHandler for handler in limiter_log.handlers
+    ):
+        return
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    limiter_log.addHandler(handler)
 
 
 def init_app(app: Flask) -> Limiter:
     """Call after registering the blueprints: those built `rate_limited=False` are exempt."""
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
-    failures = ApplicationLimit(
-        lambda: current_app.config["RATELIMIT_AUTH_FAILURES"],
-        key_function=_address_key,
-        deduct_when=_failed_authentication,
-    )
-    limiter = Limiter(rate_limit_key, app=app, application_limits=[failures])
+    app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
+    app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"wrap_exceptions": True})
+    limiter = Limiter(rate_limit_key, app=app)
     for blueprint in app.blueprints.values():
         if getattr(blueprint, "rate_limited", True) is False:
             limiter.exempt(blueprint)
+    if limiter.enabled:
+        budget = parse(app.config["RATELIMIT_AUTH_FAILURES"])
+        app.extensions["auth_failure_budget"] = (limiter, budget)
+        authentication_failed.connect(_count_failed_authentication, app)
+        _log_storage_outages()
     return limiter

@@ -14,11 +14,15 @@ PATTERN = r"[A-Za-z0-9\-_.:]{1,128}"
 _SANE = re.compile(PATTERN)
 
 
+def new_request_id() -> str:
+    return uuid.uuid4().hex
+
+
 def current_request_id() -> str:
     """Decided on first use, so hooks that run before ours (or fail) still see one id."""
     if "request_id" not in g:
         given = request.headers.get(HEADER, "")
-        g.request_id = given if _SANE.fullmatch(given) else uuid.uuid4().hex
+        g.request_id = given if _SANE.fullmatch(given) else new_request_id()
     return g.request_id
 
 

@@ -1,5 +1,6 @@
 """One JSON line per request for operators: what was asked, by whom, how it ended, how fast.
 
+The client address is the one rate limits use (after `TRUSTED_PROXIES`).
 Only the path and the *names* of the query parameters are written: values and headers may
 carry secrets (a token pasted in the wrong place), so they never reach the log.
 """
@@ -35,6 +36,7 @@ def _finished(sender: Flask, response: Response, **extra) -> None:
         "durationMs": round((time.perf_counter() - started) * 1000, 2),
         "callerKind": caller.kind.value if caller else None,
         "callerId": str(caller.id) if caller else None,
+        "clientAddress": request.remote_addr,
     }
     log.info(json.dumps(line))
 

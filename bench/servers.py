@@ -5,27 +5,19 @@ Both are context managers that stop what they started, whatever happens in betwe
 
 import contextlib
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
-import pymongo
+from embedded_database import EmbeddedDatabase, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 # The settings README.md (Performance) recommends, chosen from the measurements it shows.
 GUNICORN = {"worker-class": "gthread", "workers": "2", "threads": "4", "keep-alive": "5"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -49,31 +41,11 @@ def _wait(ready, process: subprocess.Popen, what: str, log: Path, timeout: float
 @contextlib.contextmanager
 def embedded_database(folder: Path):
     """`secantusd-py` with its data in `folder`, kept between runs; yields its URI."""
-    folder.mkdir(parents=True, exist_ok=True)
-    daemon = shutil.which("secantusd-py") or str(BIN / "secantusd-py")
-    port = free_port()
-    uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
-    log = folder / "secantusd.log"
-    with open(log, "wb") as output:
-        process = subprocess.Popen(
-            [daemon, "--host", "127.0.0.1", "--port", str(port), "--storage-path",
-             str(folder / "data"), "--log-level", "WARNING"],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
+    database = EmbeddedDatabase(folder / "data", folder / "secantusd.log")
     try:
-        client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=500)
-
-        def ready() -> bool:
-            with contextlib.suppress(pymongo.errors.PyMongoError):
-                return bool(client.admin.command("ping"))
-            return False
-
-        _wait(ready, process, "secantusd-py", log)
-        client.close()
-        yield uri
+        yield database.start().uri
     finally:
-        _stop(process)
+        database.stop()
 
 
 @contextlib.contextmanager

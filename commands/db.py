@@ -86,7 +86,7 @@ def seed_demo(new_tokens, tokens_file):
     db = get_db()
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     try:
-        entries = loading.validate(db, loading.documents(demo.documents(now), "demo data"))
+        entries = demo.entries(db, now)
     except loading.LoadError as error:
         _fail(error.problems)
     _echo_counts(loading.write(db, entries, replace=False), "already there")
@@ -99,7 +99,7 @@ def seed_demo(new_tokens, tokens_file):
             admin.issue(
                 hash_token(raw),
                 kind=token.kind,
-                owner=token.owner,
+                owner=token.owner_id(entries),
                 label=token.label,
                 now=now,
                 token_id=token.id,

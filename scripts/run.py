@@ -10,17 +10,14 @@ is reused and left running. Ctrl-C stops what this script started, the app first
 
 import argparse
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pymongo
-
 from config import ConfigError, integer
+from embedded_database import EmbeddedDatabase, StartError
 
 ROOT = Path(__file__).resolve().parent.parent
 VAR = ROOT / "var"
@@ -28,7 +25,6 @@ DATA = VAR / "secantus"
 PID_FILE = VAR / "secantusd.pid"
 LOG_FILE = VAR / "secantusd.log"
 TOKENS_FILE = VAR / "demo-tokens.txt"
-START_TIMEOUT = 60.0
 
 
 class Stop(Exception):
@@ -68,21 +64,12 @@ def _stop_process(process: subprocess.Popen, timeout: float = 15.0) -> None:
             process.wait()
 
 
-class EmbeddedDatabase:
-    def __init__(self, port: int):
-        self.port = port
-        self.uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
-        self.process: subprocess.Popen | None = None
+class LocalDatabase(EmbeddedDatabase):
+    """The embedded database of this folder, found again through its pid file, so that a
+    second start (say, `make db` in another terminal) is reused instead of colliding."""
 
-    def answers(self) -> bool:
-        client = pymongo.MongoClient(self.uri, serverSelectionTimeoutMS=500)
-        try:
-            client.admin.command("ping")
-            return True
-        except pymongo.errors.PyMongoError:
-            return False
-        finally:
-            client.close()
+    def __init__(self, port: int):
+        super().__init__(DATA, LOG_FILE, port)
 
     def running_pid(self) -> int | None:
         """The pid of the daemon started from this folder, after clearing a stale pid file."""
@@ -95,7 +82,7 @@ class EmbeddedDatabase:
         PID_FILE.unlink()
         return None
 
-    def start(self) -> bool:
+    def start_or_reuse(self) -> bool:
         """Start the daemon, or reuse the one running; True when its data is new."""
         pid = self.running_pid()
         if pid is not None:
@@ -111,35 +98,21 @@ class EmbeddedDatabase:
                 f"Port {self.port} is in use by another program. Stop it, or choose another "
                 f"port: EMBEDDED_DB_PORT={self.port + 1} make ..."
             )
-        daemon = shutil.which("secantusd-py") or str(Path(sys.executable).with_name("secantusd-py"))
-        if not Path(daemon).exists():
-            raise Stop("secantusd-py is missing: `make install` installs it (SecantusDB).")
-        fresh = not DATA.exists()
-        VAR.mkdir(exist_ok=True)
-        with open(LOG_FILE, "ab") as log:
-            self.process = subprocess.Popen(
-                [daemon, "--host", "127.0.0.1", "--port", str(self.port)]
-                + ["--storage-path", str(DATA), "--log-level", "WARNING"],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # Ctrl-C reaches the app first; we stop this after it
-            )
-        PID_FILE.write_text(f"{self.process.pid}\n")
-        print(f"Starting the embedded database on port {self.port} (data in var/) ...")
-        deadline = time.monotonic() + START_TIMEOUT
-        while not self.answers():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                tail = LOG_FILE.read_text(errors="replace")[-1500:]
-                raise Stop(f"The embedded database did not start; var/secantusd.log ends:\n{tail}")
-            time.sleep(0.2)
+        fresh = not self.data.exists()
+        try:
+            # Ctrl-C reaches the app first; run() stops the database after it.
+            self.launch(own_session=True)
+            PID_FILE.write_text(f"{self.process.pid}\n")
+            print(f"Starting the embedded database on port {self.port} (data in var/) ...")
+            self.wait()
+        except StartError as error:
+            raise Stop(str(error)) from error
         return fresh
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 15.0) -> None:
         if self.process is not None:
-            _stop_process(self.process)
+            super().stop(timeout)
             PID_FILE.unlink(missing_ok=True)
-            self.process = None
 
 
 def _flask(env: dict, *args: str) -> None:
@@ -203,7 +176,7 @@ def run(mode: str) -> None:
     env = dict(os.environ)
     database = None
     if not env.get("MONGODB_URI"):
-        database = EmbeddedDatabase(integer(env, "EMBEDDED_DB_PORT", 27018))
+        database = LocalDatabase(integer(env, "EMBEDDED_DB_PORT", 27018))
     if mode == "db" and database is None:
         raise Stop("MONGODB_URI is set: `make db` runs the embedded database only without it.")
     if mode != "db" and not _port_is_free(host, port):
@@ -212,7 +185,7 @@ def run(mode: str) -> None:
         )
     server = None
     try:
-        fresh = database.start() if database else False
+        fresh = database.start_or_reuse() if database else False
         if database:
             env["MONGODB_URI"] = database.uri
         if mode == "db":

@@ -4,6 +4,7 @@ The wire-protocol server is SecantusDB, started once per session on a free loopb
 or whatever `MONGODB_URI` names (a real MongoDB, say).
 """
 
+import contextlib
 import os
 import uuid
 
@@ -73,6 +74,15 @@ def gunicorn(wire_uri, wire_db):
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture(scope="module")
+def module_gunicorn(wire_uri, wire_client):
+    """Each start costs seconds; a module whose tests store nothing can share one server."""
+    with contextlib.contextmanager(_fresh_database)(wire_client) as database:
+        settings = {"MONGODB_URI": wire_uri, "MONGODB_DB": database.name}
+        with GunicornServer(settings) as server:
+            yield server
 
 
 TEST_SETTINGS = {"TESTING": True, "RATELIMIT_ENABLED": False}

@@ -60,7 +60,7 @@ def test_seed_demo_prints_three_working_tokens_once(runner, client, db):
     assert client.get("/v1/requests/", headers=bearer(tokens["member"])).get_json()["totalResults"]
     admin = client.get("/v1/bots/blog-post-writer/", headers=bearer(tokens["admin"]))
     assert "isPublic" in admin.get_json()
-    northwind = demo.demo_id("organization", "northwind")
+    northwind = db.organizations.find_one({"name": "Northwind Traders"})["_id"]
     own = client.get(f"/v1/organizations/{northwind}/bots/", headers=bearer(tokens["organization"]))
     assert own.get_json()["totalResults"] >= 2
     for token in tokens.values():
@@ -120,3 +120,11 @@ def test_seed_demo_refuses_to_clash_with_existing_data(runner, db, world):
     assert result.exit_code == 1
     assert "bots[0].slug: slug 'blog-post-writer' is already used" in result.output
     assert db.organizations.count_documents({}) == 0
+
+
+def test_the_demo_data_file_is_a_db_load_file(runner, db):
+    result = runner.invoke(args=["db", "load", str(demo.DATA_FILE)])
+
+    assert result.exit_code == 0, result.output
+    assert db.bots.count_documents({}) == 25
+    assert db.botrequests.count_documents({}) == 0

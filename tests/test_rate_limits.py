@@ -4,6 +4,7 @@ import hashlib
 
 import mongomock
 import pytest
+from limits.errors import StorageError
 
 from app import create_app
 from config import ConfigError, settings_from_env
@@ -91,9 +92,48 @@ def test_an_address_inventing_tokens_is_stopped_after_its_failed_attempts(limite
 
     assert failures == [401, 401, 401]
     assert locked.status_code == 429
-    assert locked.get_json()["code"] == 429
-    assert valid_here.status_code == 429
+    assert locked.get_json() == {
+        "code": 429,
+        "message": "Too many requests: retry after the number of seconds in Retry-After.",
+    }
+    assert 0 < int(locked.headers["Retry-After"]) <= 60
+    assert valid_here.status_code == 200
     assert client.get("/v1/bots/", headers=bearer(token), environ_base=there).status_code == 200
+
+
+def test_a_valid_token_is_never_counted_against_its_address(limited_app, world):
+    """Valid requests interleaved with failures: only the failures use up the budget."""
+    tokens = [world.token(user=world.user(f"User {n}")) for n in range(3)]
+    client = limited_app.test_client()
+    here = {"REMOTE_ADDR": "192.0.2.1"}
+
+    statuses = []
+    for n, token in enumerate(tokens):
+        statuses.append(client.get("/v1/bots/", headers=bearer(token), environ_base=here))
+        statuses.append(client.get("/v1/bots/", headers=bearer(f"bcs_x{n}"), environ_base=here))
+    statuses.append(client.get("/v1/bots/", headers=bearer("bcs_x9"), environ_base=here))
+
+    assert [response.status_code for response in statuses] == [200, 401] * 3 + [429]
+
+
+def test_a_storage_failure_while_counting_leaves_the_401(limited_app, monkeypatch):
+    [limiter] = limited_app.extensions["limiter"]
+    monkeypatch.setattr(
+        type(limiter.limiter), "hit", _failing_for_auth_failures(type(limiter.limiter).hit)
+    )
+
+    response = limited_app.test_client().get("/v1/bots/", headers=bearer("bcs_guess"))
+
+    assert response.status_code == 401
+
+
+def _failing_for_auth_failures(hit):
+    def hit_or_fail(self, item, *identifiers, **options):
+        if identifiers[0] == "auth-failures":
+            raise StorageError(ConnectionError("the storage went away"))
+        return hit(self, item, *identifiers, **options)
+
+    return hit_or_fail
 
 
 def test_successful_calls_do_not_count_as_failed_attempts(limited_app, world):

@@ -39,6 +39,7 @@ def test_one_line_per_request_with_who_what_and_how(client, world, caplog):
     assert isinstance(line["durationMs"], float) and line["durationMs"] >= 0
     assert line["callerKind"] == "user"
     assert line["callerId"] == str(ada)
+    assert line["clientAddress"] == "127.0.0.1"
     assert line["time"].endswith("Z")
 
 

@@ -43,10 +43,10 @@ def test_a_busy_server_port_is_refused_before_anything_starts(run_script, busy_p
 
 
 def test_a_busy_database_port_is_refused(run_script, busy_port):
-    database = run_script.EmbeddedDatabase(busy_port)
+    database = run_script.LocalDatabase(busy_port)
 
     with pytest.raises(run_script.Stop, match=f"Port {busy_port} is in use by another program"):
-        database.start()
+        database.start_or_reuse()
     assert database.process is None
 
 
@@ -56,7 +56,7 @@ def test_a_stale_pid_file_is_removed(run_script, capsys):
     run_script.VAR.mkdir()
     run_script.PID_FILE.write_text(f"{finished.pid}\n")
 
-    assert run_script.EmbeddedDatabase(free_port()).running_pid() is None
+    assert run_script.LocalDatabase(free_port()).running_pid() is None
 
     assert not run_script.PID_FILE.exists()
     assert "Removing the stale pid file" in capsys.readouterr().out
@@ -64,14 +64,14 @@ def test_a_stale_pid_file_is_removed(run_script, capsys):
 
 def test_starts_reuses_and_stops_the_embedded_database(run_script):
     port = free_port()
-    first = run_script.EmbeddedDatabase(port)
+    first = run_script.LocalDatabase(port)
     try:
-        assert first.start() is True
+        assert first.start_or_reuse() is True
         assert first.answers()
         assert run_script.PID_FILE.read_text().strip() == str(first.process.pid)
 
-        second = run_script.EmbeddedDatabase(port)
-        assert second.start() is False
+        second = run_script.LocalDatabase(port)
+        assert second.start_or_reuse() is False
         assert second.process is None
         second.stop()
         assert first.answers()
@@ -79,8 +79,8 @@ def test_starts_reuses_and_stops_the_embedded_database(run_script):
         first.stop()
     assert not run_script.PID_FILE.exists()
     assert not first.answers()
-    again = run_script.EmbeddedDatabase(port)
+    again = run_script.LocalDatabase(port)
     try:
-        assert again.start() is False, "the data of the first start is reused"
+        assert again.start_or_reuse() is False, "the data of the first start is reused"
     finally:
         again.stop()

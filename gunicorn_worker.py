@@ -1,0 +1,41 @@
+"""gunicorn's gthread worker, writing the contract's JSON error body for what gunicorn answers.
+
+A request line or headers too large, or a request that is not HTTP, never reaches Flask: the
+worker answers it with an HTML page from `gunicorn.util.write_error`. gunicorn has no hook for
+that page, but `Worker.handle_error` looks the writer up on `gunicorn.util` at every call, so
+each worker process puts ours there once forked. gunicorn still chooses the status, logs its
+warning and the access line; only the page changes. Its message text quotes the client's
+bytes, so the body carries our sentence for the status instead.
+"""
+
+import json
+
+from gunicorn import util
+from gunicorn.workers.gthread import ThreadWorker
+
+from caching import CACHE_CONTROL
+from errors import error_body, unread_request_message
+from request_ids import HEADER as REQUEST_ID_HEADER
+from request_ids import new_request_id
+
+
+def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
+    """`gunicorn.util.write_error`'s signature; `reason` is gunicorn's own constant text."""
+    body = json.dumps(error_body(status_int, unread_request_message(status_int))).encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\n"
+        "Connection: close\r\n"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        f"Cache-Control: {CACHE_CONTROL}\r\n"
+        f"{REQUEST_ID_HEADER}: {new_request_id()}\r\n"
+        "\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+class JSONErrorWorker(ThreadWorker):
+    def init_process(self) -> None:
+        """After the fork, so the arbiter, which only loads this class, keeps gunicorn's own."""
+        util.write_error = write_json_error
+        super().init_process()
