@@ -3,12 +3,14 @@
 When JWT support is configured (`jwt_tokens`), a signed access token naming a user is
 accepted too. Either way the resolved `Caller` is what `auth.current_user()` returns.
 
-What a token stands for (its stored document, or a JWT's user) is kept for
-`TOKEN_CACHE_SECONDS` (default 30) in each worker process, keyed by the token's hash, so a
-warm request asks the database nothing about its caller. Expiry is checked on every use (a
-stored token's `expiresAt`, a JWT's `exp`), so an expired token is refused at once; a
-revocation, a role or a membership change takes effect within `TOKEN_CACHE_SECONDS`.
-Unknown tokens are not kept: a newly issued token works at once, and guessing fills no memory.
+By default every request reads what its token stands for from the database, in one round
+trip (the stored token with its user or organization, or a JWT's user), because the contract
+promises that a revocation, a role change or a removed membership applies to the caller's
+next request in every worker, whoever wrote it. An operator may trade that promise for one
+round trip less: `TOKEN_CACHE_SECONDS` > 0 keeps the answer that long in each worker process,
+keyed by the token's hash, and `tokens revoke` then states the delay. Expiry is checked on
+every use either way (a stored token's `expiresAt`, a JWT's `exp`). Unknown tokens are never
+kept: a newly issued token works at once, and guessing fills no memory.
 """
 
 import datetime as dt
@@ -45,6 +47,11 @@ class TokenCache:
     def __init__(self, size: int, seconds: float):
         self._documents = TTLCache(size, seconds) if size > 0 and seconds > 0 else None
         self._lock = Lock()
+
+    @property
+    def delay(self) -> float:
+        """Seconds a change to a token or its owner may go unseen by a worker; 0 when off."""
+        return 0 if self._documents is None else self._documents.ttl
 
     def find(self, token_hash: str, load: Callable[[str], dict | None]) -> dict | None:
         if self._documents is None:

@@ -132,6 +132,6 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "JWT_ISSUER": _text(environ, "JWT_ISSUER"),
         # How long a looked-up token is trusted without asking the database again (0: never),
         # which is also how long a revoked token may still be accepted; and how many are kept.
-        "TOKEN_CACHE_SECONDS": _seconds(environ, "TOKEN_CACHE_SECONDS", 30),
+        "TOKEN_CACHE_SECONDS": _seconds(environ, "TOKEN_CACHE_SECONDS", 0),
         "TOKEN_CACHE_SIZE": integer(environ, "TOKEN_CACHE_SIZE", 10000),
     }

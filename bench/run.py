@@ -3,17 +3,22 @@
 Generates (or reuses) the data set in the embedded database (or `MONGODB_URI`), creates the
 indexes, serves the app with gunicorn on a free loopback port and drives each endpoint kind
 with `wrk`; beside each, the *floor*: the same repository calls made directly with pymongo
-(no HTTP, no serialization), at the same concurrency, in the same run. Then the cost of
-serializing a page of 100 bot requests. Results go to bench/results/latest.json.
+(no HTTP, no serialization), at the same concurrency, in the same run. Then what
+authenticating costs each request, which the floors leave out: the caller's lookup (the
+token with its user or organization, one aggregation), timed the same way; with the token
+cache off (the default, so that a revocation applies at once) every request makes it. Then
+the cost of serializing a page of 100 bot requests. Results go to bench/results/latest.json.
 
 Environment: BENCH_SCALE (1 = 200 organizations, 2,000 users, 5,000 bots, 200,000 requests),
 BENCH_REQUESTS (the number of requests alone), BENCH_SECONDS per endpoint and side (3, or
 four times one request when that is longer), BENCH_CONNECTIONS (4; 1 for an endpoint that
 takes more than 0.25 s alone), BENCH_GUNICORN (extra gunicorn flags, e.g. "--workers 4"),
-BENCH_ONLY (comma-separated endpoint names), MONGODB_URI.
+BENCH_ONLY (comma-separated endpoint names), MONGODB_URI. gunicorn inherits the environment,
+so `TOKEN_CACHE_SECONDS=30 make bench` measures the endpoints with the opt-in cache on.
 """
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -34,6 +39,7 @@ import pymongo
 import policy
 from authentication import caller_for, hash_token
 from bench import dataset, servers
+from config import settings_from_env
 from repositories.bot_requests import BotRequestRepository
 from repositories.bots import BotRepository
 from repositories.indexes import ensure_indexes
@@ -117,6 +123,19 @@ def endpoints(db) -> list[Endpoint]:
                      caller(db, dataset.organization_token(0)), heavy),
                      sort=newest, page=5000, limit=10)),
     ]  # fmt: skip
+
+
+def authentication(db, seconds: float, connections: int) -> dict:
+    """The lookup behind every request's caller, by token kind, as `floor` measures work."""
+    tokens = TokenRepository(db)
+    kinds = {
+        "user token": dataset.user_token(0),
+        "organization token": dataset.organization_token(1),
+    }
+    return {
+        kind: floor(functools.partial(tokens.find, hash_token(token)), seconds, connections)
+        for kind, token in kinds.items()
+    }
 
 
 def probe(base: str, endpoint: Endpoint) -> float:
@@ -253,6 +272,14 @@ def main() -> None:
                 f"p99 {direct['p99_ms']:8.1f} ms | ratio {row['ratio_requests_per_s']:.2f}",
                 flush=True,
             )
+        lookups = authentication(db, seconds, connections)
+        for kind, direct in lookups.items():
+            print(
+                f"{'auth: ' + kind:26s}{'':45s} | floor "
+                f"{direct['requests_per_s']:8.1f}/s p50 {direct['p50_ms']:8.1f} "
+                f"p99 {direct['p99_ms']:8.1f} ms",
+                flush=True,
+            )
 
     from bench.serialization import measure
 
@@ -264,7 +291,9 @@ def main() -> None:
         "seconds_per_side": seconds,
         "connections": connections,
         "gunicorn": gunicorn_settings,
+        "token_cache_seconds": settings_from_env(os.environ)["TOKEN_CACHE_SECONDS"],
         "endpoints": rows,
+        "authentication": lookups,
         "serialization": measure(),
         "median_ratio": statistics.median(row["ratio_requests_per_s"] for row in rows),
     }

@@ -4,6 +4,7 @@ import mongomock
 
 from authentication import hash_token
 from bench.dataset import Scale, generate, object_id, organization_token, user_token
+from bench.run import authentication, caller
 
 SCALE = Scale(organizations=5, users=30, bots=40, requests=400)
 COLLECTIONS = ("organizations", "users", "tokens", "services", "tags", "bots", "botrequests")
@@ -37,3 +38,14 @@ def test_the_benchmark_callers_exist():
         == heavy
     )
     assert db.botrequests.count_documents({"organization": heavy}) >= 0.2 * SCALE.requests
+
+
+def test_the_authentication_row_times_the_lookup_of_real_callers():
+    db = _generated()
+
+    measured = authentication(db, seconds=0.05, connections=2)
+
+    assert set(measured) == {"user token", "organization token"}
+    assert all(row["requests"] > 0 and row["p50_ms"] > 0 for row in measured.values())
+    assert caller(db, user_token(0)).kind == "user"
+    assert caller(db, organization_token(1)).kind == "organization"

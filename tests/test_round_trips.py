@@ -1,14 +1,18 @@
 """Database round trips of a warm request, counted with pymongo's command monitoring.
 
-A warm request (its token already cached) costs a small fixed number of commands per
-endpoint, the same for a page of 1 and of 100 and for ten times the data; no N+1, joins
-only for the page's items, which are fetched by id, never more than `limit` of them, even
-deep in the list. Only on the wire-protocol server: mongomock has no wire and no monitoring.
+A warm request costs one round trip for its caller (the token with its user or organization,
+in one aggregation: nothing is cached by default, so a revocation applies at once) plus a
+small fixed number per endpoint, the same for a page of 1 and of 100 and for ten times the
+data; no N+1, joins only for the page's items, which are fetched by id, never more than
+`limit` of them, even deep in the list. Only on the wire-protocol server: mongomock has no
+wire and no monitoring.
 """
 
+import datetime as dt
 import threading
 import uuid
 
+import jwt
 import pymongo
 import pytest
 from pymongo import monitoring
@@ -46,14 +50,19 @@ def log():
 
 @pytest.fixture
 def monitored(wire_uri, wire_client, log):
-    """A database on the wire-protocol server, and an app whose client reports its commands."""
+    """A database on the wire-protocol server, and test clients of apps (with extra settings)
+    whose database client reports its commands."""
     client = pymongo.MongoClient(
         wire_uri, event_listeners=[log], datetime_conversion="DATETIME_AUTO"
     )
     db = wire_client[f"round_trips_{uuid.uuid4().hex[:12]}"]
     ensure_indexes(db)
-    app = create_app({"TESTING": True, "MONGODB_DB": db.name}, mongo_client=client)
-    yield db, app.test_client()
+
+    def test_client(**config):
+        config = {"TESTING": True, "MONGODB_DB": db.name, **config}
+        return create_app(config, mongo_client=client).test_client()
+
+    yield db, test_client
     client.close()
     wire_client.drop_database(db.name)
 
@@ -85,21 +94,27 @@ def _scene(db) -> dict:
     return scene
 
 
-# name: (path, commands of a warm request, whether it is a list that takes `limit`)
+# name: (path, commands of a warm request, the caller's lookup included; whether it is a list
+# that takes `limit`)
 ENDPOINTS = {
-    "bots": ("/v1/bots/", 5, True),
-    "bots by name": ("/v1/bots/?name=bot", 5, True),
-    "bots by tags": ("/v1/bots/?tags={tag}", 5, True),
-    "bots by service": ("/v1/bots/?service=writing", 6, True),
-    "bot": ("/v1/bots/acme-bot/", 1, False),
-    "organization bots": ("/v1/organizations/{acme}/bots/", 3, True),
-    "organization bot": ("/v1/organizations/{acme}/bots/acme-bot/", 1, False),
-    "requests": ("/v1/requests/", 5, True),
-    "requests by name": ("/v1/requests/?name=bot", 6, True),
-    "request": ("/v1/requests/{request}/", 1, False),
-    "organization requests": ("/v1/organizations/{acme}/requests/", 3, True),
-    "organization request": ("/v1/organizations/{acme}/requests/{request}/", 1, False),
+    "bots": ("/v1/bots/", 6, True),
+    "bots by name": ("/v1/bots/?name=bot", 6, True),
+    "bots by tags": ("/v1/bots/?tags={tag}", 6, True),
+    "bots by service": ("/v1/bots/?service=writing", 7, True),
+    "bot": ("/v1/bots/acme-bot/", 2, False),
+    "organization bots": ("/v1/organizations/{acme}/bots/", 4, True),
+    "organization bot": ("/v1/organizations/{acme}/bots/acme-bot/", 2, False),
+    "requests": ("/v1/requests/", 6, True),
+    "requests by name": ("/v1/requests/?name=bot", 7, True),
+    "request": ("/v1/requests/{request}/", 2, False),
+    "organization requests": ("/v1/organizations/{acme}/requests/", 4, True),
+    "organization request": ("/v1/organizations/{acme}/requests/{request}/", 2, False),
 }
+
+
+def _about_the_caller(commands: list[dict]) -> list[dict]:
+    """The commands addressed to `tokens` or `users`: what authentication asked."""
+    return [c for c in commands if next(iter(c.values())) in ("tokens", "users")]
 
 
 def _warm_commands(client, log, url: str, token: str) -> list[dict]:
@@ -112,7 +127,8 @@ def _warm_commands(client, log, url: str, token: str) -> list[dict]:
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
 def test_warm_request_costs_a_fixed_number_of_round_trips(monitored, log, endpoint):
-    db, client = monitored
+    db, test_client = monitored
+    client = test_client()
     scene = _scene(db)
     path, expected, is_list = ENDPOINTS[endpoint]
     url = path.format(acme=scene["acme"], request=scene["request"], tag=db.tags.find_one()["_id"])
@@ -122,28 +138,57 @@ def test_warm_request_costs_a_fixed_number_of_round_trips(monitored, log, endpoi
         _fill(scene["world"], scene, requests)
         paged = f"{url}{separator}limit={limit}" if is_list else url
         commands = _warm_commands(client, log, paged, scene["token"])
-        assert not [c for c in commands if "tokens" in c.values()], "the token was not cached"
+        [lookup] = _about_the_caller(commands)
+        assert lookup["aggregate"] == "tokens", lookup
         counted.append(len(commands))
     assert counted == [expected] * 3, [sorted(command) for command in commands]
 
 
+def test_with_the_token_cache_on_a_warm_request_asks_nothing_about_its_caller(monitored, log):
+    """The opt-in cache saves exactly the caller's lookup, at the price of a revocation delay."""
+    db, test_client = monitored
+    scene = _scene(db)
+    path, expected, _ = ENDPOINTS["bots"]
+
+    commands = _warm_commands(test_client(TOKEN_CACHE_SECONDS=60), log, path, scene["token"])
+
+    assert not _about_the_caller(commands)
+    assert len(commands) == expected - 1
+
+
+def test_a_jwt_costs_one_lookup_of_its_user_like_an_opaque_token(monitored, log):
+    db, test_client = monitored
+    scene = _scene(db)
+    path, expected, _ = ENDPOINTS["bots"]
+    secret = "a-test-secret-of-at-least-32-bytes!"
+    expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
+    token = jwt.encode({"sub": str(scene["ada"]), "exp": expires}, secret, algorithm="HS256")
+
+    commands = _warm_commands(test_client(JWT_SECRET=secret), log, path, token)
+
+    [lookup] = _about_the_caller(commands)
+    assert lookup.get("find") == "users", lookup
+    assert len(commands) == expected
+
+
 def test_a_deep_page_fetches_only_its_own_documents(monitored, log):
-    db, client = monitored
+    db, test_client = monitored
     scene = _scene(db)
     _fill(scene["world"], scene, 300)
     url = "/v1/requests/?limit=10&page=20"
-    commands = _warm_commands(client, log, url, scene["token"])
+    commands = _warm_commands(test_client(), log, url, scene["token"])
 
     finds = [command for command in commands if "find" in command]
     assert finds and all(set(c["projection"]) == {"_id", "createdAt"} for c in finds)
-    [fetch] = [c for c in commands if "aggregate" in c and "$lookup" in str(c["pipeline"])]
+    pages = [c for c in commands if c.get("aggregate") == "botrequests"]
+    [fetch] = [c for c in pages if "$lookup" in str(c["pipeline"])]
     assert len(fetch["pipeline"][0]["$match"]["_id"]["$in"]) == 10
 
 
 @pytest.fixture
 def crowded(monitored, log):
     """Sixty bots and requests, all visible to one member, with every reference set."""
-    db, client = monitored
+    db, test_client = monitored
     world = World(db)
     acme = world.organization()
     user = world.user("Ada", organizations=[acme])
@@ -151,7 +196,7 @@ def crowded(monitored, log):
     for number in range(60):
         bot = world.bot(f"bot-{number:02d}", organization=acme, service=service, tags=[tag])
         world.bot_request(bot=bot, created_by=user, organization=acme)
-    return client, world.token(user=user), {"acme": acme, "tag": tag}
+    return test_client(), world.token(user=user), {"acme": acme, "tag": tag}
 
 
 LISTS = [

@@ -1,4 +1,5 @@
-"""The token cache: bounded, keyed by the token's hash, expiry checked on every use."""
+"""The token cache: off by default; when turned on, bounded, keyed by the token's hash, expiry
+checked on every use. Every worker is proven in `test_revocation.py`, through gunicorn."""
 
 import datetime as dt
 import time
@@ -12,6 +13,17 @@ from tests.factories import bearer
 
 def _app(db, **config):
     return create_app({"TESTING": True, "MONGODB_DB": db.name, **config}, mongo_client=db.client)
+
+
+def test_by_default_nothing_is_kept_so_a_revocation_applies_to_the_next_request(db, world):
+    token = world.token(user=world.user("Ada"))
+    client = _app(db).test_client()
+    assert client.get("/v1/bots/", headers=bearer(token)).status_code == 200
+
+    db.tokens.update_one(
+        {"tokenHash": hash_token(token)}, {"$set": {"revokedAt": dt.datetime.now()}}
+    )
+    assert client.get("/v1/bots/", headers=bearer(token)).status_code == 401
 
 
 @pytest.mark.parametrize(
@@ -54,6 +66,7 @@ def test_an_unknown_token_is_not_kept_so_a_new_one_works_at_once(db, world):
 
 def test_the_cache_holds_at_most_its_size_and_is_keyed_by_hash():
     cache = TokenCache(size=2, seconds=60)
+    assert cache.delay == 60
     loads = []
 
     def load(token_hash):
@@ -72,3 +85,4 @@ def test_a_zero_size_or_age_turns_the_cache_off(size, seconds):
     for _ in range(2):
         cache.find("a", lambda token_hash: loads.append(token_hash) or {"kind": "user"})
     assert loads == ["a", "a"]
+    assert cache.delay == 0
