@@ -8,18 +8,13 @@ from flask import Flask
 from pymongo import MongoClient
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-import authentication
-import caching
 import commands
-import database
-import errors
-import openapi
-import rate_limits
-import request_ids
-import request_log
+from access import authentication
 from blueprints import bot_requests, bots, health
 from blueprints.converters import ObjectIdConverter
-from config import settings_from_env
+from runtime import database
+from runtime.config import settings_from_env
+from web import caching, errors, openapi, rate_limits, request_ids, request_log
 
 _API_SETTINGS = {
     "API_TITLE": "Bot Catalogue Service",

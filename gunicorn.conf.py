@@ -12,7 +12,7 @@ import os
 import sys
 
 from app import create_app
-from config import ConfigError, integer
+from runtime.config import ConfigError, integer
 
 try:
     create_app().extensions["mongo"].close()
@@ -23,7 +23,7 @@ try:
 except ConfigError as error:
     sys.exit(f"Error: {error.format_message()}")
 # gthread, with the errors gunicorn answers itself (414, 431, 400) in the JSON error body.
-worker_class = "gunicorn_worker.JSONErrorWorker"
+worker_class = "web.gunicorn_worker.JSONErrorWorker"
 graceful_timeout = 10
 keepalive = 5
 # gunicorn 27's control socket has one default path per user: several instances on a host

@@ -36,14 +36,14 @@ from pathlib import Path
 
 import pymongo
 
-import policy
-from authentication import caller_for, hash_token
+from access import policy
+from access.authentication import caller_for, hash_token
 from bench import dataset, servers
-from config import settings_from_env
 from repositories.bot_requests import BotRequestRepository
 from repositories.bots import BotRepository
 from repositories.indexes import ensure_indexes
 from repositories.tokens import TokenRepository
+from runtime.config import settings_from_env
 
 RESULTS = servers.ROOT / "bench" / "results"
 VAR = servers.ROOT / "var" / "bench"

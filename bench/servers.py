@@ -11,7 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from embedded_database import EmbeddedDatabase, free_port
+from runtime.embedded_database import EmbeddedDatabase, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -3,7 +3,7 @@
 from marshmallow import ValidationError
 from webargs.flaskparser import FlaskParser
 
-import openapi
+from web import openapi
 
 
 class QueryParser(FlaskParser):

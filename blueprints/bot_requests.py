@@ -1,10 +1,10 @@
 """Bot requests: a user's (4.1, 4.3) and an organization's (4.2, 4.4)."""
 
-import policy
-from authentication import current_caller
+from access import policy
+from access.authentication import current_caller
 from blueprints.arguments import Blueprint
-from database import get_db
 from repositories.bot_requests import BotRequestRepository
+from runtime.database import get_db
 from schemas.bot_requests import BotRequestSchema
 from schemas.common import page_schema
 from schemas.queries import BotRequestListQuery, NoQuery

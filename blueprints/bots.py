@@ -2,11 +2,11 @@
 
 from flask import jsonify
 
-import policy
-from authentication import current_caller
+from access import policy
+from access.authentication import current_caller
 from blueprints.arguments import Blueprint
-from database import get_db
 from repositories.bots import BotRepository
+from runtime.database import get_db
 from schemas.bots import (
     BotDetailSchema,
     BotSchema,

@@ -9,8 +9,8 @@ from marshmallow import Schema, fields
 from pymongo.errors import PyMongoError
 from werkzeug.exceptions import ServiceUnavailable
 
-import database
 from blueprints.arguments import Blueprint
+from runtime import database
 
 blp = Blueprint(
     "health", __name__, description="Liveness and readiness probes.", rate_limited=False

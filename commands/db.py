@@ -8,12 +8,11 @@ from typing import NoReturn
 import click
 from flask.cli import AppGroup
 
-import demo
-import loading
-from authentication import hash_token, new_token
-from database import get_db
+from access.authentication import hash_token, new_token
+from commands import demo, loading
 from repositories.indexes import ensure_indexes
 from repositories.token_admin import TokenAdmin
+from runtime.database import get_db
 
 group = AppGroup("db", help="Set up and fill the database.")
 

@@ -10,10 +10,10 @@ from bson import ObjectId
 from flask import current_app
 from flask.cli import AppGroup
 
-from authentication import hash_token, new_token
-from database import get_db
-from exceptions import NotFound
+from access.authentication import hash_token, new_token
+from access.exceptions import NotFound
 from repositories.token_admin import TokenAdmin
+from runtime.database import get_db
 from schemas.fields import format_timestamp
 
 group = AppGroup("tokens", help="Issue, list and revoke bearer tokens.")

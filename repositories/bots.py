@@ -3,8 +3,8 @@
 from bson import ObjectId
 from pymongo.database import Database
 
-from exceptions import NotFound
-from policy import Visibility
+from access.exceptions import NotFound
+from access.policy import Visibility
 from repositories.paging import (
     Page,
     contains,

@@ -38,7 +38,7 @@ from threading import Lock
 from bson import DatetimeMS, Decimal128, ObjectId
 from pymongo.collection import Collection
 
-from policy import Visibility
+from access.policy import Visibility
 
 POOL_THREADS = 8
 MERGE_BATCH = 5_000  # keys per round trip when a deep page merges branches

@@ -8,7 +8,7 @@ import datetime as dt
 from bson import ObjectId
 from pymongo.database import Database
 
-from exceptions import NotFound
+from access.exceptions import NotFound
 from repositories.paging import equals_ignoring_case, lookup_one
 
 

@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from config import ConfigError, integer
-from embedded_database import EmbeddedDatabase, StartError
+from runtime.config import ConfigError, integer
+from runtime.embedded_database import EmbeddedDatabase, StartError
 
 ROOT = Path(__file__).resolve().parent.parent
 VAR = ROOT / "var"

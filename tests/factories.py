@@ -7,7 +7,7 @@ import secrets
 from bson import ObjectId
 from pymongo.database import Database
 
-from authentication import hash_token
+from access.authentication import hash_token
 
 BASE_TIME = dt.datetime(2026, 1, 2, 3, 4, 5, 678000)
 

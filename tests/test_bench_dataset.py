@@ -2,7 +2,7 @@
 
 import mongomock
 
-from authentication import hash_token
+from access.authentication import hash_token
 from bench.dataset import Scale, generate, object_id, organization_token, user_token
 from bench.run import authentication, caller
 

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-import demo
+from commands import demo
 from repositories.indexes import INDEXES
 from tests.factories import bearer
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from bson import Decimal128, ObjectId, json_util
 
-from authentication import hash_token
+from access.authentication import hash_token
 from tests.factories import bearer
 
 ORG = "65a000000000000000000001"

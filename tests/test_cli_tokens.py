@@ -5,8 +5,8 @@ import datetime as dt
 import pytest
 from bson import ObjectId
 
+from access.authentication import hash_token
 from app import create_app
-from authentication import hash_token
 from tests.conftest import TEST_SETTINGS
 from tests.factories import bearer
 

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from app import create_app
-from database import get_db
+from runtime.database import get_db
 from tests.factories import World, bearer
 from tests.wire_server import WireServer
 

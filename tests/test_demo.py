@@ -1,10 +1,10 @@
-"""demo.py: the requests it generates over commands/demo.json, and what ties the two together."""
+"""commands/demo.py: the requests it generates over demo.json, and what ties the two together."""
 
 import datetime as dt
 import json
 import string
 
-import demo
+from commands import demo
 
 NOW = dt.datetime(2026, 5, 1, 12, 0)
 

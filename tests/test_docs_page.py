@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 from werkzeug.serving import make_server
 
-from openapi import DOCS_ASSETS
+from web.openapi import DOCS_ASSETS
 
 
 class _References(HTMLParser):

@@ -1,4 +1,4 @@
-"""embedded_database.py: how `make run`, the tests and the benchmark start SecantusDB."""
+"""runtime/embedded_database.py: how `make run`, the tests and the benchmark start SecantusDB."""
 
 import os
 import socket
@@ -6,8 +6,8 @@ import socket
 import pymongo
 import pytest
 
-import embedded_database
-from embedded_database import EmbeddedDatabase, StartError
+from runtime import embedded_database
+from runtime.embedded_database import EmbeddedDatabase, StartError
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from bson import DatetimeMS, ObjectId
 from marshmallow import Schema, ValidationError
 
-from policy import EVERYTHING, NOTHING, Visibility
+from access.policy import EVERYTHING, NOTHING, Visibility
 from repositories.paging import (
     Page,
     contains,

@@ -9,8 +9,8 @@ import socket
 
 import pytest
 
-from errors import unread_request_message
-from request_ids import PATTERN as REQUEST_ID_PATTERN
+from web.errors import unread_request_message
+from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
 LINE_TOO_LONG = b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
 FIELD_TOO_LARGE = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n"

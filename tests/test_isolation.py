@@ -2,7 +2,7 @@
 
 A world of organizations, members, non-members, admins and organization tokens is built;
 for every caller × endpoint × object, the expected answer is computed here from contract
-section 2 alone — independently of policy.py — and compared with what the API returns.
+section 2 alone — independently of access/policy.py — and compared with what the API returns.
 Any extra id, any missing id and any wrong status is a failure.
 """
 

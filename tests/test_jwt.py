@@ -12,9 +12,9 @@ from bson import ObjectId
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from access.jwt_tokens import JwtVerifier
 from app import create_app
-from config import ConfigError
-from jwt_tokens import JwtVerifier
+from runtime.config import ConfigError
 from tests.conftest import TEST_SETTINGS
 from tests.factories import World, bearer
 

@@ -12,7 +12,7 @@ import random
 import pytest
 from bson import Decimal128, ObjectId
 
-from policy import Visibility
+from access.policy import Visibility
 from repositories import paging
 from repositories.paging import _negation, disjoint_filters, fetch_page, sort_order
 

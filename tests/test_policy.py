@@ -1,12 +1,12 @@
-"""policy.py alone: the visibility each caller gets, as the filters the repositories run."""
+"""access/policy.py alone: the visibility each caller gets, as the filters the repositories run."""
 
 import pytest
 from bson import ObjectId
 
-import policy
-from callers import Caller
-from exceptions import Forbidden
-from policy import EVERYTHING, NOTHING, Visibility
+from access import policy
+from access.callers import Caller
+from access.exceptions import Forbidden
+from access.policy import EVERYTHING, NOTHING, Visibility
 
 ACME = ObjectId("aaaaaaaaaaaaaaaaaaaaaaaa")
 OTHER = ObjectId("bbbbbbbbbbbbbbbbbbbbbbbb")

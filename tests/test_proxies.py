@@ -13,7 +13,7 @@ import pytest
 from flask import request
 
 from app import create_app
-from config import settings_from_env
+from runtime.config import settings_from_env
 from tests.conftest import TEST_SETTINGS
 from tests.factories import World, bearer
 

@@ -7,10 +7,10 @@ import pytest
 from limits.errors import StorageError
 
 from app import create_app
-from config import ConfigError, settings_from_env
-from rate_limits import rate_limit_key
+from runtime.config import ConfigError, settings_from_env
 from tests.conftest import TEST_SETTINGS
 from tests.factories import bearer
+from web.rate_limits import rate_limit_key
 
 
 @pytest.fixture

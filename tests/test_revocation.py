@@ -18,7 +18,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from authentication import hash_token
+from access.authentication import hash_token
 from tests.factories import World, bearer
 from tests.gunicorn_server import ROOT, GunicornServer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from config import ConfigError, settings_from_env
+from runtime.config import ConfigError, settings_from_env
 from tests.wire_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from access.authentication import TokenCache, hash_token
 from app import create_app
-from authentication import TokenCache, hash_token
 from tests.factories import bearer
 
 

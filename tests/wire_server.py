@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from embedded_database import EmbeddedDatabase, free_port
+from runtime.embedded_database import EmbeddedDatabase, free_port
 
 __all__ = ["WireServer", "free_port"]
 

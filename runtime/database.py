@@ -7,7 +7,7 @@ from pymongo import MongoClient, timeout
 from pymongo.database import Database
 from pymongo.errors import PyMongoError
 
-from config import ConfigError
+from runtime.config import ConfigError
 
 
 def _client(uri: str, timeout_ms: int, read_preference: str) -> MongoClient:

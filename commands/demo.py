@@ -18,9 +18,9 @@ from pathlib import Path
 from bson import ObjectId
 from pymongo.database import Database
 
-import loading
+from commands import loading
 
-DATA_FILE = Path(__file__).resolve().parent / "commands" / "demo.json"
+DATA_FILE = Path(__file__).resolve().parent / "demo.json"
 SEED = 20260102
 REQUEST_COUNT = 320
 HISTORY = dt.timedelta(days=42)

@@ -13,9 +13,9 @@ from flask import Flask, Response, json
 from pymongo.errors import ConnectionFailure
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
-from exceptions import DomainError
-from request_ids import current_request_id
+from access.exceptions import DomainError
 from schemas.common import ErrorSchema
+from web.request_ids import current_request_id
 
 log = logging.getLogger(__name__)
 

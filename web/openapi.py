@@ -13,10 +13,7 @@ import flask_smorest
 from flask import Flask, send_from_directory
 from swagger_ui_bundle import swagger_ui_path
 
-from authentication import auth
-from caching import CACHE_CONTROL
-from request_ids import HEADER as REQUEST_ID_HEADER
-from request_ids import PATTERN as REQUEST_ID_PATTERN
+from access.authentication import auth
 from schemas.fields import (
     CommaSeparatedIds,
     ObjectIdString,
@@ -24,6 +21,9 @@ from schemas.fields import (
     SortBy,
     TimestampField,
 )
+from web.caching import CACHE_CONTROL
+from web.request_ids import HEADER as REQUEST_ID_HEADER
+from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
 BEARER_SCHEME = "bearerAuth"
 DOCS_ASSETS = ("swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js")

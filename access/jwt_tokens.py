@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePublicKey
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-from config import ConfigError
+from runtime.config import ConfigError
 
 MIN_SECRET_BYTES = 32
 

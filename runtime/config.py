@@ -108,8 +108,8 @@ def _storage_uri(environ: Mapping[str, str], name: str, default: str) -> str:
 def settings_from_env(environ: Mapping[str, str]) -> dict:
     """Typed settings with their defaults; README's configuration table lists each one.
 
-    `MONGODB_URI` and the JWT keys are checked where they are used (`database`, `jwt_tokens`),
-    by the libraries that read them, still while the app is created.
+    `MONGODB_URI` and the JWT keys are checked where they are used (`runtime.database`,
+    `access.jwt_tokens`), by the libraries that read them, still while the app is created.
     """
     return {
         "MONGODB_URI": _text(environ, "MONGODB_URI", EMBEDDED_MONGODB_URI),

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from bson import ObjectId
 
-from callers import Caller
-from exceptions import Forbidden
+from access.callers import Caller
+from access.exceptions import Forbidden
 
 
 @dataclass(frozen=True)

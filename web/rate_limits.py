@@ -2,7 +2,7 @@
 
 The bucket key is the token's SHA-256, never the token itself: keys live in the limiter's
 storage (a shared Redis, say), which is no place for credentials. Settings are Flask-Limiter's
-own `RATELIMIT_*` names, read from the environment by `config.py`.
+own `RATELIMIT_*` names, read from the environment by `runtime/config.py`.
 
 A client inventing a new token for every request would get a fresh bucket each time, so
 failed authentications are counted per client address too, where authentication fails: past
@@ -27,7 +27,7 @@ from limits import parse
 from limits.errors import StorageError
 from werkzeug.exceptions import TooManyRequests
 
-from authentication import auth, authentication_failed, hash_token
+from access.authentication import auth, authentication_failed, hash_token
 
 log = logging.getLogger(__name__)
 

@@ -24,12 +24,12 @@ from cachetools import TTLCache
 from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
 
-from callers import Caller
-from database import get_db
-from errors import json_error
-from jwt_tokens import JwtVerifier, looks_like_jwt
+from access.callers import Caller
+from access.jwt_tokens import JwtVerifier, looks_like_jwt
 from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
+from runtime.database import get_db
+from web.errors import json_error
 
 MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
 TOKEN_PREFIX = "bcs_"

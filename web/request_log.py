@@ -12,9 +12,9 @@ import time
 
 from flask import Flask, Response, g, request, request_finished, request_started
 
-from authentication import auth
-from request_ids import current_request_id
+from access.authentication import auth
 from schemas.fields import format_timestamp
+from web.request_ids import current_request_id
 
 log = logging.getLogger("bot_catalogue.requests")
 

@@ -13,10 +13,10 @@ import json
 from gunicorn import util
 from gunicorn.workers.gthread import ThreadWorker
 
-from caching import CACHE_CONTROL
-from errors import error_body, unread_request_message
-from request_ids import HEADER as REQUEST_ID_HEADER
-from request_ids import new_request_id
+from web.caching import CACHE_CONTROL
+from web.errors import error_body, unread_request_message
+from web.request_ids import HEADER as REQUEST_ID_HEADER
+from web.request_ids import new_request_id
 
 
 def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
