@@ -12,7 +12,7 @@ import commands
 from access import authentication
 from blueprints import bot_requests, bots, health
 from blueprints.converters import ObjectIdConverter
-from runtime import database
+from runtime import database, logs
 from runtime.config import settings_from_env
 from web import caching, errors, openapi, rate_limits, request_ids, request_log
 
@@ -44,6 +44,7 @@ class _MergeSlashes:
 
 def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | None = None) -> Flask:
     """Build the app; `config` overrides the environment and `mongo_client` the database."""
+    logs.configure()
     app = _Flask(__name__, static_folder=None)
     app.config.from_mapping(settings_from_env(os.environ))
     app.config.from_mapping(_API_SETTINGS)

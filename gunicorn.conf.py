@@ -12,6 +12,7 @@ import os
 import sys
 
 from app import create_app
+from runtime import logs
 from runtime.config import ConfigError, integer
 
 try:
@@ -22,6 +23,8 @@ try:
     timeout = integer(os.environ, "GUNICORN_TIMEOUT", 30)
 except ConfigError as error:
     sys.exit(f"Error: {error.format_message()}")
+# gunicorn's own lines (start, workers, stop, its errors) as JSON, like the app's.
+logconfig_dict = logs.CONFIG
 # gthread, with the errors gunicorn answers itself (414, 431, 400) in the JSON error body.
 worker_class = "web.gunicorn_worker.JSONErrorWorker"
 graceful_timeout = 10

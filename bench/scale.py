@@ -19,6 +19,7 @@ import pymongo
 from app import create_app
 from bench import dataset, servers
 from bench.run import RESULTS, VAR, endpoints, env_number, machine, prepare
+from runtime import logs
 
 CURVE = ("bots list", "user's requests", "organization's requests", "deep page (5000)")
 
@@ -47,9 +48,8 @@ def measure(client, db_name: str, repeat: int) -> dict:
 
 
 def main() -> None:
-    quiet = logging.StreamHandler()
-    quiet.setLevel(logging.WARNING)
-    logging.basicConfig(handlers=[quiet])  # no log line per request in the measurements
+    logs.configure()
+    logging.getLogger().setLevel(logging.WARNING)  # no log line per request in the measurements
     sizes = [int(size) for size in os.environ.get("BENCH_SIZES", "20000,200000").split(",")]
     repeat = int(env_number("BENCH_REPEAT", 5))
     factor = env_number("BENCH_SCALE", 1)

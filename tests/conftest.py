@@ -13,8 +13,10 @@ import pymongo
 import pytest
 
 from app import create_app
+from runtime import logs
 from tests.factories import World
 from tests.gunicorn_server import GunicornServer
+from tests.json_log import capture as json_log_capture
 from tests.wire_server import WireServer
 
 
@@ -105,5 +107,18 @@ def client(app):
 
 
 @pytest.fixture
+def json_log():
+    """The JSON lines logged in this process during the test (tests/json_log.py)."""
+    with json_log_capture() as lines:
+        yield lines
+
+
+@pytest.fixture
 def world(db):
     return World(db)
+
+
+def pytest_configure(config):
+    """The service's logging, applied as its processes do at start (`create_app` then finds it
+    done), and before pytest's log capture adds its handlers to the root logger."""
+    logs.configure()

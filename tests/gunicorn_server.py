@@ -24,8 +24,11 @@ GUNICORN = Path(sys.executable).with_name("gunicorn")
 
 
 class GunicornServer:
-    def __init__(self, env: dict[str, str], workers: int = 2, threads: int = 2):
+    def __init__(
+        self, env: dict[str, str], workers: int = 2, threads: int = 2, app: str = "wsgi:app"
+    ):
         self.port = free_port()
+        self.app = app
         self.workers = workers
         self._env = {
             **os.environ,
@@ -41,7 +44,7 @@ class GunicornServer:
     def start(self, timeout: float = 30.0) -> "GunicornServer":
         with open(self._log_path, "wb") as log:
             self._process = subprocess.Popen(
-                [str(GUNICORN), "wsgi:app", "--keep-alive", "60"],
+                [str(GUNICORN), self.app, "--keep-alive", "60"],
                 cwd=ROOT,
                 env=self._env,
                 stdout=log,

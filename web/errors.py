@@ -15,7 +15,6 @@ from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnava
 
 from access.exceptions import DomainError
 from schemas.common import ErrorSchema
-from web.request_ids import current_request_id
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +76,7 @@ def _validation_details(error: HTTPException) -> dict | None:
 def http_error(error: HTTPException) -> Response:
     """The Flask docs' recipe: start from the exception's response, replace the body."""
     if isinstance(error, InternalServerError):
-        log.error(
-            "unhandled exception in request %s",
-            current_request_id(),
-            exc_info=error.original_exception or error,
-        )
+        log.error("unhandled exception", exc_info=error.original_exception or error)
     response = error.get_response()
     details = _validation_details(error)
     message = _MESSAGES.get(error.code) or error.description

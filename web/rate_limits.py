@@ -12,8 +12,9 @@ so one client's guesses cannot lock out the other tenants behind the same proxy 
 address is what `TRUSTED_PROXIES` makes of the forwarded headers (`app.py`).
 
 When the storage is down (Redis unreachable), Flask-Limiter's in-memory fallback keeps the same
-limits in each process, logs one warning, and asks the storage again on a request after a pause
-that doubles from 1 s to 32 s (then starts over); the failure budget follows the same switch.
+limits in each process, logs one warning (a JSON line, like every record: runtime/logs.py),
+and asks the storage again on a request after a pause that doubles from 1 s to 32 s (then
+starts over); the failure budget follows the same switch.
 """
 
 import logging
@@ -55,20 +56,6 @@ def _count_failed_authentication(app: Flask, **extra) -> None:
     raise TooManyRequests(retry_after=max(1, math.ceil(reset_at - time.time())))
 
 
-def _log_storage_outages() -> None:
-    """Flask-Limiter's logger carries a NullHandler, which silences Python's last-resort
-    handler: without one of our own, its warning that the storage is down would be lost."""
-    limiter_log = logging.getLogger("flask-limiter")
-    if logging.getLogger().handlers or any(
-        type(handler) is logging.StreamHandler for handler in limiter_log.handlers
-    ):
-        return
-    handler = logging.StreamHandler()
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    limiter_log.addHandler(handler)
-
-
 def init_app(app: Flask) -> Limiter:
     """Call after registering the blueprints: those built `rate_limited=False` are exempt."""
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
@@ -82,5 +69,4 @@ def init_app(app: Flask) -> Limiter:
         budget = parse(app.config["RATELIMIT_AUTH_FAILURES"])
         app.extensions["auth_failure_budget"] = (limiter, budget)
         authentication_failed.connect(_count_failed_authentication, app)
-        _log_storage_outages()
     return limiter

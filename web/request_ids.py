@@ -4,10 +4,11 @@ The id ties what a client saw to our log lines. It is echoed in a header and wri
 so only a bounded, plain set of characters is taken from the caller.
 """
 
+import logging
 import re
 import uuid
 
-from flask import Flask, Response, g, request
+from flask import Flask, Response, g, has_request_context, request
 
 HEADER = "X-Request-ID"
 PATTERN = r"[A-Za-z0-9\-_.:]{1,128}"
@@ -24,6 +25,16 @@ def current_request_id() -> str:
         given = request.headers.get(HEADER, "")
         g.request_id = given if _SANE.fullmatch(given) else new_request_id()
     return g.request_id
+
+
+class RequestIdFilter(logging.Filter):
+    """On the log handler (runtime/logs.py), so records of every logger get the field,
+    libraries' and gunicorn's included, when they are made while a request is served."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if has_request_context():
+            record.requestId = current_request_id()
+        return True
 
 
 def _echo(response: Response) -> Response:

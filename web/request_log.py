@@ -1,20 +1,19 @@
-"""One JSON line per request for operators: what was asked, by whom, how it ended, how fast.
+"""One log line per request for operators: what was asked, by whom, how it ended, how fast.
+
+Each is a field of the record, which the JSON formatter (runtime/logs.py) writes out with the
+time and the request id.
 
 The client address is the one rate limits use (after `TRUSTED_PROXIES`).
 Only the path and the *names* of the query parameters are written: values and headers may
 carry secrets (a token pasted in the wrong place), so they never reach the log.
 """
 
-import datetime as dt
-import json
 import logging
 import time
 
 from flask import Flask, Response, g, request, request_finished, request_started
 
 from access.authentication import auth
-from schemas.fields import format_timestamp
-from web.request_ids import current_request_id
 
 log = logging.getLogger("bot_catalogue.requests")
 
@@ -26,9 +25,7 @@ def _started(sender: Flask, **extra) -> None:
 def _finished(sender: Flask, response: Response, **extra) -> None:
     started = g.get("request_started", time.perf_counter())
     caller = auth.current_user()
-    line = {
-        "time": format_timestamp(dt.datetime.now(dt.UTC)),
-        "requestId": current_request_id(),
+    fields = {
         "method": request.method,
         "path": request.path,
         "query": sorted(request.args),
@@ -38,15 +35,10 @@ def _finished(sender: Flask, response: Response, **extra) -> None:
         "callerId": str(caller.id) if caller else None,
         "clientAddress": request.remote_addr,
     }
-    log.info(json.dumps(line))
+    log.info("%s %s %s", request.method, request.path, response.status_code, extra=fields)
 
 
 def init_app(app: Flask) -> None:
     """Signals rather than hooks: they fire first and last, whatever other hooks do."""
     request_started.connect(_started, app)
     request_finished.connect(_finished, app)
-    log.setLevel(logging.INFO)
-    if not log.handlers and not logging.getLogger().handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        log.addHandler(handler)

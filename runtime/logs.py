@@ -1,0 +1,75 @@
+"""The one logging configuration of every process: the app, the `flask` CLI and gunicorn.
+
+Each line is one JSON object on standard error: a traceback is a field of its record, not
+lines of its own, and warnings are records too. `create_app` applies it once per process, and
+gunicorn applies the same dictionary as its `logconfig_dict` (gunicorn.conf.py), so gunicorn's
+own lines come out alike. Records made during a request carry its id
+(`web.request_ids.RequestIdFilter`).
+
+Whatever a record quotes (a raw request line in one of gunicorn's warnings, say) passes the
+formatter, which blanks anything shaped like a bearer token: no token is written, whoever
+logged it.
+"""
+
+import functools
+import logging
+import logging.config
+import re
+
+from pythonjsonlogger.json import JsonFormatter
+
+from access.authentication import TOKEN_PREFIX
+
+REDACTED = "[redacted]"
+_TOKENS = re.compile(
+    rf"{re.escape(TOKEN_PREFIX)}[A-Za-z0-9_-]+"
+    # A JWT: its header is base64url JSON, so it starts `eyJ` ('{"').
+    r"|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*"
+)
+
+
+class RedactingJsonFormatter(JsonFormatter):
+    def serialize_log_record(self, log_data) -> str:
+        """The JSON text is searched whole, so the message, extra fields and the traceback
+        are all covered; token characters need no JSON escaping."""
+        return _TOKENS.sub(REDACTED, super().serialize_log_record(log_data))
+
+
+CONFIG = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "web.request_ids.RequestIdFilter"}},
+    "formatters": {
+        "json": {
+            "()": RedactingJsonFormatter,
+            "fmt": "%(levelname)s %(name)s %(process)d %(message)s",
+            "rename_fields": {"levelname": "level", "name": "logger", "exc_info": "traceback"},
+            "timestamp": "time",
+        }
+    },
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "formatter": "json",
+            "filters": ["request_id"],
+        }
+    },
+    "loggers": {
+        # Listed so that the plain handlers gunicorn gives them go: their records reach the
+        # root's. gunicorn.error keeps the level of gunicorn's --log-level.
+        "gunicorn.error": {"propagate": True},
+        # The app writes one line per request (web/request_log.py), with its id and caller
+        # and without query values; gunicorn's access line would repeat it with the raw URI.
+        "gunicorn.access": {"level": "WARNING", "propagate": True},
+    },
+    "root": {"level": "INFO", "handlers": ["stderr"]},
+}
+
+
+@functools.cache
+def configure() -> None:
+    """Once per process: a second `dictConfig` would take the root's handlers away from
+    whoever added one since (pytest's log capture, say)."""
+    logging.config.dictConfig(CONFIG)
+    logging.captureWarnings(True)
