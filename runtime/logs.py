@@ -62,6 +62,8 @@ CONFIG = {
         # The app writes one line per request (web/request_log.py), with its id and caller
         # and without query values; gunicorn's access line would repeat it with the raw URI.
         "gunicorn.access": {"level": "WARNING", "propagate": True},
+        # Likewise the access line of Flask's development server (`make run`).
+        "werkzeug": {"level": "WARNING"},
     },
     "root": {"level": "INFO", "handlers": ["stderr"]},
 }
