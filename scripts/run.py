@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dotenv
+
 from runtime.config import ConfigError, integer
 from runtime.embedded_database import EmbeddedDatabase, StartError
 
@@ -214,6 +216,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["dev", "serve", "db"])
     mode = parser.parse_args().mode
+    # The .env that `flask` reads too (.env.example): found from the working folder up, and
+    # never over the environment; the app and gunicorn inherit it from here.
+    dotenv.load_dotenv(dotenv.find_dotenv(usecwd=True), encoding="utf-8")
     # Ctrl-C and `kill` both stop everything, even when started in the background, where
     # the shell has SIGINT ignored and children would inherit that.
     signal.signal(signal.SIGINT, signal.default_int_handler)
