@@ -16,7 +16,7 @@ from runtime.embedded_database import EmbeddedDatabase, free_port
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
-# The settings README.md (Performance) recommends, chosen from the measurements it shows.
+# The settings docs/performance.md recommends, chosen from the measurements it shows.
 GUNICORN = {"worker-class": "gthread", "workers": "2", "threads": "4", "keep-alive": "5"}
 
 
