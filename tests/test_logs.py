@@ -5,6 +5,7 @@ import logging
 import socket
 import subprocess
 import sys
+import urllib.request
 
 from runtime import logs
 from tests.factories import World, bearer
@@ -91,7 +92,8 @@ def test_every_line_of_gunicorn_is_json(gunicorn, wire_db):
     ada = world.user("Ada", organizations=[world.organization("Acme")])
     token = world.token(user=ada)
     world.bot("writer")
-    server = gunicorn(app="tests.faulty_wsgi:app")
+    metrics_port = free_port()
+    server = gunicorn({"METRICS_PORT": str(metrics_port)}, app="tests.faulty_wsgi:app")
     as_ada = bearer(token)
     etag = server.request("GET", "/v1/bots/", as_ada)[1]["ETag"]
     calls = {
@@ -107,6 +109,8 @@ def test_every_line_of_gunicorn_is_json(gunicorn, wire_db):
         for request_id, (path, headers) in calls.items()
     }
     server.request("GET", "/healthz", {"X-Request-ID": token})
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as scrape:
+        assert scrape.status == 200
     # Malformed requests gunicorn answers itself; its warning quotes the bad header line.
     _raw(server.port, f"GET / HTTP/1.1\r\nAuthorization Bearer {token}\r\n\r\n".encode())
     _raw(server.port, b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
