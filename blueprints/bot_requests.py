@@ -32,7 +32,7 @@ def list_bot_requests(**query):
 
     For user tokens only: the requests the user made, and those of every organization the
     user belongs to; an organization token gets 403 (it uses the organization's list).
-    Newest first unless `sortBy` says otherwise; filtered by the requested bot's `name`.
+    Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
     """
     visibility = policy.bot_requests(current_caller())
     return BotRequestRepository(get_db()).find_page(visibility, **query)
@@ -64,7 +64,7 @@ def list_organization_bot_requests(organization_id, **query):
     """List an organization's bot requests.
 
     For the organization's members and its own organization token; anyone else gets 403.
-    Newest first unless `sortBy` says otherwise; filtered by the requested bot's `name`.
+    Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
     """
     visibility = policy.organization(current_caller(), organization_id)
     return BotRequestRepository(get_db()).find_page(visibility, **query)
