@@ -1,6 +1,6 @@
 """The OpenAPI document's shared parts, and the /docs page that renders it.
 
-The document is also the source clients are generated from (README, Clients), so every
+The document is also the source clients are generated from (docs/api.md, Clients), so every
 operation carries an `operationId` (the generated method's name, part of the client's
 interface: never rename one), a summary and a description from its view's docstring; tags
 carry their blueprint's description, and `servers` is the host that serves the document.
