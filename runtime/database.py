@@ -1,4 +1,7 @@
-"""One MongoClient per process, kept on the app; requests borrow its database."""
+"""One MongoClient per process, kept on the app; requests borrow its database.
+
+The command line gets a second client, whose commands are not held to the request timeout.
+"""
 
 import warnings
 
@@ -10,10 +13,16 @@ from pymongo.errors import PyMongoError
 from runtime.config import ConfigError
 
 
-def _client(uri: str, timeout_ms: int, read_preference: str) -> MongoClient:
+def _client(
+    uri: str, timeout_ms: int, read_preference: str, answer_timeout_ms: int | None
+) -> MongoClient:
     """The driver only warns about an unknown URI option or a bad value, and would run on
     without it (without `tls=true`, say): at start, that is an error naming MONGODB_URI.
-    pymongo's messages name the option, never the URI, so no credential is printed."""
+    pymongo's messages name the option, never the URI, so no credential is printed.
+
+    `timeout_ms` bounds reaching the server; `answer_timeout_ms` how long a command may
+    wait for its answer (None: no limit).
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", UserWarning)
@@ -23,7 +32,7 @@ def _client(uri: str, timeout_ms: int, read_preference: str) -> MongoClient:
                 connect=False,
                 serverSelectionTimeoutMS=timeout_ms,
                 connectTimeoutMS=timeout_ms,
-                socketTimeoutMS=timeout_ms,
+                socketTimeoutMS=answer_timeout_ms,
                 readPreference=read_preference,
                 datetime_conversion="DATETIME_AUTO",
             )
@@ -32,19 +41,42 @@ def _client(uri: str, timeout_ms: int, read_preference: str) -> MongoClient:
 
 
 def init_app(app: Flask, client: MongoClient | None = None) -> None:
-    """Attach a client; tests hand in their own (mongomock or a test server)."""
+    """Attach a client; tests hand in their own (mongomock or a test server), which then
+    serves the command line too."""
     if client is None:
         client = _client(
             app.config["MONGODB_URI"],
             app.config["MONGODB_TIMEOUT_MS"],
             app.config["MONGODB_READ_PREFERENCE"],
+            app.config["MONGODB_TIMEOUT_MS"],
         )
+        app.extensions["mongo_admin"] = None
+    else:
+        app.extensions["mongo_admin"] = client
     app.extensions["mongo"] = client
 
 
 def get_db() -> Database:
     app = current_app
     return app.extensions["mongo"][app.config["MONGODB_DB"]]
+
+
+def admin_db() -> Database:
+    """The database of the command line, on a client of its own, made at first use.
+
+    Its commands (index builds, bulk loads) may take minutes on a real database: they are
+    bound by MONGODB_ADMIN_TIMEOUT_MS (0: no limit), never by MONGODB_TIMEOUT_MS, which
+    still bounds reaching the server, so that an unreachable one is reported as soon.
+    """
+    app = current_app
+    if app.extensions["mongo_admin"] is None:
+        app.extensions["mongo_admin"] = _client(
+            app.config["MONGODB_URI"],
+            app.config["MONGODB_TIMEOUT_MS"],
+            "primary",
+            app.config["MONGODB_ADMIN_TIMEOUT_MS"] or None,
+        )
+    return app.extensions["mongo_admin"][app.config["MONGODB_DB"]]
 
 
 def ping(timeout_seconds: float) -> None:
