@@ -16,8 +16,14 @@ from runtime.embedded_database import EmbeddedDatabase, free_port
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
-# The settings README.md (Performance) recommends, chosen from the measurements it shows.
-GUNICORN = {"worker-class": "gthread", "workers": "2", "threads": "4", "keep-alive": "5"}
+# gunicorn.conf.py's settings, chosen from the measurements docs/performance.md shows, written
+# out so that the results record them; the worker class is production's gthread worker.
+GUNICORN = {
+    "worker-class": "web.gunicorn_worker.JSONErrorWorker",
+    "workers": "2",
+    "threads": "4",
+    "keep-alive": "5",
+}
 
 
 def _stop(process: subprocess.Popen) -> None:
