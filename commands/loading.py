@@ -175,7 +175,8 @@ def _unique_values(db: Database, entries: list[Entry]) -> list[Problem]:
     """No two documents of the load, nor one of the load and another stored one, share a value.
 
     A stored document counts even when the load replaces it under another value: the
-    writes happen one by one, and the unique index must hold after each of them.
+    writes happen one by one, and a unique index (ours on bots.slug, or the writer's) must
+    hold after each of them.
     """
     problems = []
     for collection, schema in COLLECTIONS.items():
@@ -270,7 +271,7 @@ class WriteError(Exception):
 
     Each batch is an ordered bulk write: a write error stops it at a known document, and
     every document before that one was written. Any other failure (a lost connection, a
-    timeout) leaves the batch in doubt.
+    timeout, a write concern not met) leaves the batch in doubt.
     """
 
     def __init__(self, reason: str, lines: list[str]):
@@ -287,7 +288,7 @@ def _failure(
     lines = [f"{name}: all {count} written." for name, count in written.items()]
     collection = group[0].collection
     batch = group[done : done + BATCH_SIZE]
-    if isinstance(error, BulkWriteError):
+    if isinstance(error, BulkWriteError) and error.details.get("writeErrors"):
         first_error = error.details["writeErrors"][0]
         reason = first_error.get("errmsg", str(error))
         done += first_error["index"]

@@ -453,16 +453,23 @@ def test_a_write_refused_midway_says_which_documents_were_written(runner, write,
     assert db.bots.count_documents({}) == 0
 
 
-def test_a_connection_lost_midway_says_which_documents_may_be_written(
-    write, wire_uri, wire_db, wire_client, monkeypatch
+FAULTS = {
+    "connection lost": {"closeConnection": True},
+    "write concern not met": {"writeConcernError": {"code": 64, "errmsg": "waiting timed out"}},
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS.values(), ids=FAULTS.keys())
+def test_a_batch_in_doubt_says_which_documents_may_be_written(
+    write, wire_uri, wire_db, wire_client, monkeypatch, fault
 ):
-    """The command line's own client (appname bot-catalogue) loses its connection on the
-    second batch, and again on the driver's retry."""
+    """The command line's own client (appname bot-catalogue) fails on the second batch, and
+    again on the driver's retry."""
     monkeypatch.setattr(loading, "BATCH_SIZE", 2)
     settings = {**TEST_SETTINGS, "MONGODB_URI": wire_uri, "MONGODB_DB": wire_db.name}
     app = create_app(settings)
     path = write({"tags": _tags(5)})
-    failure = {"failCommands": ["update"], "closeConnection": True, "appName": "bot-catalogue"}
+    failure = {"failCommands": ["update"], "appName": "bot-catalogue", **fault}
     try:
         wire_client.admin.command(
             "configureFailPoint", "failCommand", mode={"skip": 1, "times": 2}, data=failure
@@ -476,8 +483,10 @@ def test_a_connection_lost_midway_says_which_documents_may_be_written(
         app.extensions["mongo_admin"].close()
 
     assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit)
+    assert result.output.startswith("Error: the database failed during the load: ")
     assert result.output.splitlines()[1:] == [
         f"tags: 2 of 5 written; {path}: tags[2] to {path}: tags[3] may be partly written, "
         "nothing after them was."
     ]
-    assert wire_db.tags.count_documents({}) == 2
+    assert wire_db.tags.count_documents({"name": "tag 4"}) == 0
