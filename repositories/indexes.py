@@ -39,19 +39,30 @@ def _bot_indexes() -> list[IndexModel]:
 
 
 def _request_indexes() -> list[IndexModel]:
-    indexes = [
-        # A name filter naming few bots: MongoDB's planner may start from those bots.
-        IndexModel([("bot", ASCENDING)]),
-    ]
+    """Each branch's equality fields, then the sort key and `_id`, then what is still tested.
+
+    A `bot` or `createdBy` filter is an equality that comes before the sort key, so its page
+    and count walk only the keys it selects; the branch's own index, where it trails, still
+    serves it (MongoDB's planner picks). A name filter's `$in` on `bot` is a handful of
+    equalities there, which MongoDB merges in sort order. `createdFrom` and `createdTo` bound
+    the sort key itself when sorting by `createdAt`, and trail the `updatedAt` indexes.
+    """
+    indexes = []
     for attribute in REQUEST_SORTS:
         by = [(attribute, DESCENDING), ("_id", DESCENDING)]
+        dated = [] if attribute == "createdAt" else [("createdAt", ASCENDING)]
+        user, organization = ("createdBy", ASCENDING), ("organization", ASCENDING)
+        bot = ("bot", ASCENDING)
         indexes += [
             # A user's own requests.
-            IndexModel([("createdBy", ASCENDING), *by, ("bot", ASCENDING)]),
+            IndexModel([user, *by, bot, *dated]),
             # An organization's requests; `createdBy` excludes the user's own branch.
-            IndexModel(
-                [("organization", ASCENDING), *by, ("createdBy", ASCENDING), ("bot", ASCENDING)]
-            ),
+            IndexModel([organization, *by, user, bot, *dated]),
+            # Either of them, of one bot.
+            IndexModel([user, bot, *by, *dated]),
+            IndexModel([organization, bot, *by, user, *dated]),
+            # One member's requests in an organization.
+            IndexModel([organization, user, *by, bot, *dated]),
         ]
     return indexes
 

@@ -148,6 +148,37 @@ class QueryText(fields.String):
         return text
 
 
+class QueryTimestamp(fields.AwareDateTime):
+    """An instant: ISO 8601 with `Z` or an offset, or a date alone for midnight UTC.
+
+    Loaded as a naive UTC datetime, the way stored timestamps compare. A time without an
+    offset is refused rather than guessed. An instant that an offset moves out of years 1 to
+    9999 is clamped to their ends, where no stored timestamp lies, so that every RFC 3339
+    date-time is accepted; the upper end is a whole millisecond, as BSON keeps them.
+    """
+
+    FIRST = dt.datetime.min
+    LAST = dt.datetime.max.replace(microsecond=999000)
+    default_error_messages = {
+        "invalid": "Not an ISO 8601 timestamp: use 2026-01-02T03:04:05Z, an offset such "
+        "as +02:00 instead of Z, or a date alone (2026-01-02).",
+        "invalid_awareness": "A time needs Z or an offset such as +02:00.",
+    }
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        try:
+            day = dt.date.fromisoformat(value)
+        except (TypeError, ValueError):
+            moment = super()._deserialize(value, attr, data, **kwargs)
+        else:
+            return dt.datetime.combine(day, dt.time())
+        try:
+            utc = moment.astimezone(dt.UTC).replace(tzinfo=None)
+        except OverflowError:
+            return self.FIRST if moment.year == self.FIRST.year else self.LAST
+        return min(utc, self.LAST)
+
+
 class CommaSeparatedIds(fields.Field):
     MAX_IDS = 50
 
