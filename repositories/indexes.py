@@ -2,7 +2,7 @@
 
 Each list query is one `$match` per visibility branch (repositories/paging.py), then a sort
 on one attribute with `_id` breaking ties. An index serves such a query when it holds, in
-order: the branch's equality field, the sort attribute, `_id`, and then the fields the
+order: the branch's equality fields, the sort attribute, `_id`, and then the fields the
 filter still tests (the earlier branch it excludes, the `bot` ids of a name filter). MongoDB
 then counts and selects the page from index keys alone, without reading a document, and
 walks only `skip + limit` keys for the page. Each index serves both sort directions.
@@ -41,11 +41,14 @@ def _bot_indexes() -> list[IndexModel]:
 def _request_indexes() -> list[IndexModel]:
     """Each branch's equality fields, then the sort key and `_id`, then what is still tested.
 
-    A `bot` or `createdBy` filter is an equality that comes before the sort key, so its page
-    and count walk only the keys it selects; the branch's own index, where it trails, still
-    serves it (MongoDB's planner picks). A name filter's `$in` on `bot` is a handful of
-    equalities there, which MongoDB merges in sort order. `createdFrom` and `createdTo` bound
-    the sort key itself when sorting by `createdAt`, and trail the `updatedAt` indexes.
+    A `bot` (a slug, resolved to one bot first) or `createdBy` filter is an equality placed
+    before the sort key, so its count and page walk only the keys it selects, however few
+    of the branch's requests it keeps. A name filter's `bot: {$in}` uses the same indexes:
+    MongoDB merges up to 200 equalities in sort order, and beyond that tests `bot` where it
+    trails the branch's own index. `createdFrom` and `createdTo` bound the sort key itself
+    when sorting by `createdAt`, and trail the `updatedAt` indexes, so that the count stays
+    on index keys. When two filters meet (a member's requests of one bot), the first is the
+    bound and the other trails.
     """
     indexes = []
     for attribute in REQUEST_SORTS:
