@@ -44,6 +44,16 @@ def integer(environ: Mapping[str, str], name: str, default: int, minimum: int = 
     return number
 
 
+def optional_port(environ: Mapping[str, str], name: str) -> int | None:
+    """A TCP port to listen on; unset turns off what it is for."""
+    if _text(environ, name) is None:
+        return None
+    port = integer(environ, name, 0, minimum=1)
+    if port > 65535:
+        raise ConfigError(name, f"must be a TCP port from 1 to 65535, not {port}.")
+    return port
+
+
 def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
     value = _text(environ, name)
     if value is None:
@@ -115,6 +125,9 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "MONGODB_URI": _text(environ, "MONGODB_URI", EMBEDDED_MONGODB_URI),
         "MONGODB_DB": _database_name(environ, "MONGODB_DB", "botcatalogue"),
         "MONGODB_TIMEOUT_MS": integer(environ, "MONGODB_TIMEOUT_MS", 5000, minimum=1),
+        # How long one command of `flask db`/`flask tokens` may run (0: no limit): an index
+        # build on a large collection takes minutes, far beyond what a request may wait.
+        "MONGODB_ADMIN_TIMEOUT_MS": integer(environ, "MONGODB_ADMIN_TIMEOUT_MS", 0),
         "MONGODB_READ_PREFERENCE": _choice(
             environ, "MONGODB_READ_PREFERENCE", "primaryPreferred", READ_PREFERENCES
         ),
@@ -134,4 +147,5 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         # which is also how long a revoked token may still be accepted; and how many are kept.
         "TOKEN_CACHE_SECONDS": _seconds(environ, "TOKEN_CACHE_SECONDS", 0),
         "TOKEN_CACHE_SIZE": integer(environ, "TOKEN_CACHE_SIZE", 10000),
+        "METRICS_PORT": optional_port(environ, "METRICS_PORT"),
     }

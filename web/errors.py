@@ -10,11 +10,12 @@ from http import HTTPStatus
 
 import flask_smorest
 from flask import Flask, Response, json
-from pymongo.errors import ConnectionFailure
+from pymongo.errors import ConnectionFailure, PyMongoError
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
 from access.exceptions import DomainError
 from schemas.common import ErrorSchema
+from web.metrics import DATABASE_ERRORS
 from web.request_ids import current_request_id
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ def _validation_details(error: HTTPException) -> dict | None:
 def http_error(error: HTTPException) -> Response:
     """The Flask docs' recipe: start from the exception's response, replace the body."""
     if isinstance(error, InternalServerError):
+        if isinstance(error.original_exception, PyMongoError):
+            DATABASE_ERRORS.labels(error=type(error.original_exception).__name__).inc()
         log.error(
             "unhandled exception in request %s",
             current_request_id(),
@@ -96,6 +99,7 @@ def _domain_error(error: DomainError) -> Response:
 
 def _database_unavailable(error: ConnectionFailure) -> Response:
     log.warning("database unavailable: %s", type(error).__name__)
+    DATABASE_ERRORS.labels(error=type(error).__name__).inc()
     return http_error(ServiceUnavailable(retry_after=1))
 
 
