@@ -7,7 +7,7 @@ from repositories.bot_requests import BotRequestRepository
 from runtime.database import get_db
 from schemas.bot_requests import BotRequestSchema
 from schemas.common import page_schema
-from schemas.queries import BotRequestListQuery, NoQuery
+from schemas.queries import BotRequestListQuery, NoQuery, OrganizationBotRequestListQuery
 
 blp = Blueprint(
     "bot_requests",
@@ -58,7 +58,7 @@ def get_bot_request(bot_request_id):
 @blp.doc(operationId="listOrganizationBotRequests")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(BotRequestListQuery, location="query", as_kwargs=True)
+@blp.arguments(OrganizationBotRequestListQuery, location="query", as_kwargs=True)
 @blp.response(200, _Page)
 def list_organization_bot_requests(organization_id, **query):
     """List an organization's bot requests.

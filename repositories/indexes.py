@@ -2,7 +2,7 @@
 
 Each list query is one `$match` per visibility branch (repositories/paging.py), then a sort
 on one attribute with `_id` breaking ties. An index serves such a query when it holds, in
-order: the branch's equality field, the sort attribute, `_id`, and then the fields the
+order: the branch's equality fields, the sort attribute, `_id`, and then the fields the
 filter still tests (the earlier branch it excludes, the `bot` ids of a name filter). MongoDB
 then counts and selects the page from index keys alone, without reading a document, and
 walks only `skip + limit` keys for the page. Each index serves both sort directions.
@@ -45,19 +45,33 @@ def _bot_indexes() -> list[IndexModel]:
 
 
 def _request_indexes() -> list[IndexModel]:
-    indexes = [
-        # A name filter naming few bots: MongoDB's planner may start from those bots.
-        IndexModel([("bot", ASCENDING)]),
-    ]
+    """Each branch's equality fields, then the sort key and `_id`, then what is still tested.
+
+    A `bot` (a slug, resolved to one bot first) or `createdBy` filter is an equality placed
+    before the sort key, so its count and page walk only the keys it selects, however few
+    of the branch's requests it keeps. A name filter's `bot: {$in}` uses the same indexes:
+    MongoDB merges up to 200 equalities in sort order, and beyond that tests `bot` where it
+    trails the branch's own index. `createdFrom` and `createdTo` bound the sort key itself
+    when sorting by `createdAt`, and trail the `updatedAt` indexes, so that the count stays
+    on index keys. When two filters meet (a member's requests of one bot), the first is the
+    bound and the other trails.
+    """
+    indexes = []
     for attribute in REQUEST_SORTS:
         by = [(attribute, DESCENDING), ("_id", DESCENDING)]
+        dated = [] if attribute == "createdAt" else [("createdAt", ASCENDING)]
+        user, organization = ("createdBy", ASCENDING), ("organization", ASCENDING)
+        bot = ("bot", ASCENDING)
         indexes += [
             # A user's own requests.
-            IndexModel([("createdBy", ASCENDING), *by, ("bot", ASCENDING)]),
+            IndexModel([user, *by, bot, *dated]),
             # An organization's requests; `createdBy` excludes the user's own branch.
-            IndexModel(
-                [("organization", ASCENDING), *by, ("createdBy", ASCENDING), ("bot", ASCENDING)]
-            ),
+            IndexModel([organization, *by, user, bot, *dated]),
+            # Either of them, of one bot.
+            IndexModel([user, bot, *by, *dated]),
+            IndexModel([organization, bot, *by, user, *dated]),
+            # One member's requests in an organization.
+            IndexModel([organization, user, *by, bot, *dated]),
         ]
     return indexes
 

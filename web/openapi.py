@@ -110,7 +110,14 @@ _HEADERS = {
     "RETRY_AFTER": _header("Seconds to wait before retrying.", type="integer"),
     "WWW_AUTHENTICATE": _header("The scheme to authenticate with: `Bearer`.", type="string"),
     "ALLOW": _header("The methods this path allows.", type="string"),
+    "LINK": _header(
+        "Links to the `first`, `prev`, `next` and `last` pages (RFC 8288, as GitHub sends "
+        "them): this request's URL with only `page` changed. `prev` is absent on page 1, "
+        "`next` on the last page and beyond, `last` when nothing matches.",
+        type="string",
+    ),
 }
+LINK_HEADER = "LINK"
 
 _COMMON_HEADERS = {REQUEST_ID_HEADER: "X_REQUEST_ID", "Cache-Control": "CACHE_CONTROL"}
 _RATE_LIMIT_HEADERS = {
