@@ -43,6 +43,9 @@ class EmbeddedDatabase:
     It can be stopped and started again on the same port and data, as an outage would.
     """
 
+    # More `secantusd-py` flags, for a subclass.
+    options: tuple[str, ...] = ()
+
     def __init__(self, data: Path, log: Path, port: int | None = None):
         self.data = data
         self.log = log
@@ -68,7 +71,7 @@ class EmbeddedDatabase:
         with open(self.log, "ab") as output:
             self.process = subprocess.Popen(
                 [daemon, "--host", "127.0.0.1", "--port", str(self.port)]
-                + ["--storage-path", str(self.data), "--log-level", "WARNING"],
+                + ["--storage-path", str(self.data), "--log-level", "WARNING", *self.options],
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=own_session,

@@ -13,7 +13,12 @@ __all__ = ["WireServer", "free_port"]
 
 
 class WireServer(EmbeddedDatabase):
-    """On a free loopback port, with its data in a temporary folder that close() removes."""
+    """On a free loopback port, with its data in a temporary folder that close() removes.
+
+    Test commands are on: `configureFailPoint` makes the server fail chosen commands.
+    """
+
+    options = ("--enable-test-commands",)
 
     def __init__(self):
         self._folder = Path(tempfile.mkdtemp(prefix="secantus-test-"))
