@@ -6,15 +6,15 @@ from pathlib import Path
 from typing import NoReturn
 
 import click
-from flask.cli import AppGroup
 
 from access.authentication import hash_token, new_token
 from commands import demo, loading
+from commands.groups import DatabaseGroup
 from repositories.indexes import ensure_indexes
 from repositories.token_admin import TokenAdmin
 from runtime.database import get_db
 
-group = AppGroup("db", help="Set up and fill the database.")
+group = DatabaseGroup("db", help="Set up and fill the database.")
 
 
 @group.command("init")

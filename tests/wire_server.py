@@ -5,6 +5,7 @@
 
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from runtime.embedded_database import EmbeddedDatabase, free_port
@@ -15,9 +16,14 @@ __all__ = ["WireServer", "free_port"]
 class WireServer(EmbeddedDatabase):
     """On a free loopback port, with its data in a temporary folder that close() removes."""
 
-    def __init__(self):
+    def __init__(self, flags: Sequence[str] = ()):
         self._folder = Path(tempfile.mkdtemp(prefix="secantus-test-"))
-        super().__init__(self._folder / "db", self._folder / "server.log")
+        super().__init__(self._folder / "db", self._folder / "server.log", flags=flags)
+
+    @property
+    def folder(self) -> Path:
+        """Removed with the server: a place for its certificates, say."""
+        return self._folder
 
     def close(self) -> None:
         self.stop()
