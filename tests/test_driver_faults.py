@@ -234,6 +234,14 @@ def test_a_node_that_stays_away_is_a_503_at_the_deadline(app, stored, fail_point
     assert "database unavailable" in caplog.text
 
 
+def test_a_command_the_server_stopped_at_its_time_limit_is_a_503(app, stored, fail_point):
+    """MaxTimeMSExpired: the server gave up on the maxTimeMS the deadline sent, which pymongo
+    raises as ExecutionTimeout, an OperationFailure, and does not retry."""
+    token, _ = stored
+    fail_point.arm(["find"], {"times": 1}, errorCode=50)
+    _assert_prompt_503(app, token, "/v1/bots/")
+
+
 def test_any_other_error_of_the_database_is_a_logged_500(app, stored, fail_point, caplog):
     """BadValue: the database refused what we asked, which no retry mends; a 503 would hide
     a bug behind "try again"."""
