@@ -29,7 +29,7 @@ db: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Load test over generated data (README.md, Performance); installs wrk with apt-get when missing.
+# Load test over generated data (docs/performance.md); installs wrk with apt-get when missing.
 bench: $(STAMP) wrk
 	$(BIN)/python -m bench.run
 

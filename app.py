@@ -15,7 +15,7 @@ from blueprints import bot_requests, bots, health
 from blueprints.converters import ObjectIdConverter
 from runtime import database
 from runtime.config import settings_from_env
-from web import caching, errors, openapi, rate_limits, request_ids, request_log
+from web import caching, errors, metrics, openapi, rate_limits, request_ids, request_log
 
 _API_SETTINGS = {
     "API_TITLE": "Bot Catalogue Service",
@@ -74,6 +74,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     errors.init_app(app)
     request_ids.init_app(app)
     request_log.init_app(app)
+    metrics.init_app(app)
     caching.init_app(app)
     api = errors.Api(app)
     openapi.init_app(app, api)

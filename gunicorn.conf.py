@@ -9,14 +9,28 @@ one after another with a traceback each.
 """
 
 import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
-from app import create_app
-from runtime.config import ConfigError, integer
+from runtime.config import ConfigError, integer, optional_port
+
+_METRICS_DIR_PREFIX = "bot-catalogue-metrics-"
 
 try:
+    host = os.environ.get("HOST") or "127.0.0.1"
+    metrics_port = optional_port(os.environ, "METRICS_PORT")
+    # Workers write their figures to files there, for the master to sum (web/metrics.py).
+    # Set before the app is imported: prometheus_client picks its storage on import. Kept when
+    # already set, as it is when the master reads this file again on SIGHUP.
+    if metrics_port and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix=_METRICS_DIR_PREFIX)
+    from app import create_app
+    from web import metrics
+
     create_app().extensions["mongo"].close()
-    bind = f"{os.environ.get('HOST') or '127.0.0.1'}:{integer(os.environ, 'PORT', 5000)}"
+    bind = f"{host}:{integer(os.environ, 'PORT', 5000)}"
     workers = integer(os.environ, "GUNICORN_WORKERS", 2, minimum=1)
     threads = integer(os.environ, "GUNICORN_THREADS", 4, minimum=1)
     timeout = integer(os.environ, "GUNICORN_TIMEOUT", 30)
@@ -32,3 +46,19 @@ control_socket_disable = True
 # Forwarded headers are the app's to read, as TRUSTED_PROXIES says (Werkzeug's ProxyFix);
 # gunicorn would otherwise believe X-Forwarded-Proto and its kin from any local peer.
 forwarded_allow_ips = ""
+
+
+def when_ready(server) -> None:
+    """The master alone holds the metrics port; workers only write their figures."""
+    if metrics_port:
+        try:
+            metrics.serve_workers(metrics_port, host)
+        except ConfigError as error:
+            sys.exit(f"Error: {error.format_message()}")
+
+
+def on_exit(server) -> None:
+    """The figures of a stopped server are gone with it: the next start begins at zero."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory and Path(directory).name.startswith(_METRICS_DIR_PREFIX):
+        shutil.rmtree(directory, ignore_errors=True)

@@ -4,13 +4,12 @@ When JWT support is configured (`jwt_tokens`), a signed access token naming a us
 accepted too. Either way the resolved `Caller` is what `auth.current_user()` returns.
 
 By default every request reads what its token stands for from the database, in one round
-trip (the stored token with its user or organization, or a JWT's user), because the contract
-promises that a revocation, a role change or a removed membership applies to the caller's
-next request in every worker, whoever wrote it. An operator may trade that promise for one
-round trip less: `TOKEN_CACHE_SECONDS` > 0 keeps the answer that long in each worker process,
-keyed by the token's hash, and `tokens revoke` then states the delay. Expiry is checked on
-every use either way (a stored token's `expiresAt`, a JWT's `exp`). Unknown tokens are never
-kept: a newly issued token works at once, and guessing fills no memory.
+trip (the stored token with its user or organization, or a JWT's user): a revocation, a role
+change or a removed membership must apply to the caller's next request in every worker,
+whoever wrote it (docs/deployment.md, Revocation, role and membership changes). The opt-in
+`TokenCache` trades that for one round trip less. It is keyed by the token's hash and keeps
+no unknown token, so a newly issued token works at once and guessing fills no memory; expiry
+is checked on every use either way (a stored token's `expiresAt`, a JWT's `exp`).
 """
 
 import datetime as dt

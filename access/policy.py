@@ -1,4 +1,4 @@
-"""Who sees what (contract section 2), written once.
+"""Who sees what (docs/api.md, Who sees what), written once.
 
 Every endpoint asks this module for a `Visibility`: the set of documents the caller may see,
 as a disjunction of MongoDB filters. Endpoints never write access checks themselves, and a

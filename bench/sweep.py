@@ -5,7 +5,7 @@ BENCH_SECONDS (3) each, at 4 and 16 connections, on: `/healthz` (the app and gun
 alone, no database), a bot by slug (one quick query), and the same bot by slug while two
 other connections keep asking for a user's requests (a slow list): the case where a
 worker held by a slow request makes quick ones wait. Results go to
-bench/results/gunicorn.json; README.md (Performance) explains the choice.
+bench/results/gunicorn.json; docs/performance.md explains the choice.
 """
 
 import contextlib

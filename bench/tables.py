@@ -1,4 +1,4 @@
-"""`python -m bench.tables`: README.md's Performance tables, from bench/results/."""
+"""`python -m bench.tables`: docs/performance.md's tables, from bench/results/."""
 
 import json
 

@@ -11,6 +11,7 @@ from werkzeug.exceptions import ServiceUnavailable
 
 from blueprints.arguments import Blueprint
 from runtime import database
+from web.metrics import DATABASE_ERRORS
 
 blp = Blueprint(
     "health", __name__, description="Liveness and readiness probes.", rate_limited=False
@@ -39,5 +40,6 @@ def readyz():
     try:
         database.ping(current_app.config["READYZ_TIMEOUT_MS"] / 1000)
     except PyMongoError as error:
+        DATABASE_ERRORS.labels(error=type(error).__name__).inc()
         raise ServiceUnavailable(retry_after=1) from error
     return _OK

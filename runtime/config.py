@@ -44,6 +44,16 @@ def integer(environ: Mapping[str, str], name: str, default: int, minimum: int = 
     return number
 
 
+def optional_port(environ: Mapping[str, str], name: str) -> int | None:
+    """A TCP port to listen on; unset turns off what it is for."""
+    if _text(environ, name) is None:
+        return None
+    port = integer(environ, name, 0, minimum=1)
+    if port > 65535:
+        raise ConfigError(name, f"must be a TCP port from 1 to 65535, not {port}.")
+    return port
+
+
 def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
     value = _text(environ, name)
     if value is None:
@@ -134,4 +144,5 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         # which is also how long a revoked token may still be accepted; and how many are kept.
         "TOKEN_CACHE_SECONDS": _seconds(environ, "TOKEN_CACHE_SECONDS", 0),
         "TOKEN_CACHE_SIZE": integer(environ, "TOKEN_CACHE_SIZE", 10000),
+        "METRICS_PORT": optional_port(environ, "METRICS_PORT"),
     }

@@ -1,4 +1,4 @@
-"""Query-string schemas (contract section 4): everything a list endpoint accepts, typed."""
+"""Query-string schemas: everything an endpoint accepts, typed (docs/api.md, Query parameters)."""
 
 from marshmallow import RAISE, Schema, ValidationError, pre_load, validates_schema
 from marshmallow.validate import Range

@@ -1,4 +1,4 @@
-"""The stored documents of contract section 1, as `db load` and `db seed-demo` accept them.
+"""The stored documents (docs/api.md, Stored data), as `db load` and `db seed-demo` accept them.
 
 Loading turns a data file into exactly what the service expects to read: ObjectIds,
 naive UTC datetimes, strict JSON types (a string is never taken for a number or a boolean).

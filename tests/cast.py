@@ -1,4 +1,4 @@
-"""One small world with every kind of caller, for the access tables of contract section 2.
+"""One small world with every kind of caller, for the access tables of docs/api.md (Who sees what).
 
 Two organizations, Acme and Other. The users:
 - member: a member of Acme;

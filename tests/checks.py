@@ -1,4 +1,4 @@
-"""Assertions on the error body that every error shares (contract section 5)."""
+"""Assertions on the error body that every error shares (docs/api.md, Errors)."""
 
 
 def assert_error(response, status: int) -> dict:

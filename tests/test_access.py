@@ -1,4 +1,4 @@
-"""Who sees what (contract section 2): every endpoint against every kind of caller.
+"""Who sees what (docs/api.md, Who sees what): every endpoint against every kind of caller.
 
 The tables name exactly which bots and requests come back, in the default order, so a rule
 that lets one document too many or too few through fails here.

@@ -1,4 +1,4 @@
-"""Filters (contract section 4): each one, their AND, empty values, and every invalid input."""
+"""Filters (docs/api.md, Query parameters): each one, their AND, empty values, bad input."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Errors gunicorn answers before Flask sees the request carry the contract's JSON body too.
+"""Errors gunicorn answers before Flask sees the request carry the JSON error body too.
 
 Only raw bytes reach these: an HTTP client library refuses to send most of them.
 """

@@ -1,4 +1,7 @@
-"""HTTP behaviour (contract section 5): routes, methods, slashes, ids in paths, the error body."""
+"""HTTP behaviour: routes, methods, slashes, ids in paths, the error body.
+
+The rules are in docs/api.md (Errors, and HTTP behaviour).
+"""
 
 import pytest
 

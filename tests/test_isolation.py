@@ -1,8 +1,9 @@
 """Tenant isolation, proven exhaustively (OWASP API1, broken object level authorization).
 
 A world of organizations, members, non-members, admins and organization tokens is built;
-for every caller × endpoint × object, the expected answer is computed here from contract
-section 2 alone — independently of access/policy.py — and compared with what the API returns.
+for every caller × endpoint × object, the expected answer is computed here from the rules of
+docs/api.md (Who sees what) alone — independently of access/policy.py — and compared with
+what the API returns.
 Any extra id, any missing id and any wrong status is a failure.
 """
 
@@ -45,7 +46,7 @@ REQUESTS = (
 
 @dataclass(frozen=True)
 class Who:
-    """A caller as the contract describes it: a user, or an organization's token."""
+    """A caller as docs/api.md describes it: a user, or an organization's token."""
 
     label: str
     user: str | None = None

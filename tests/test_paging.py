@@ -1,4 +1,7 @@
-"""Paging and ordering (contract sections 3 and 4): the page math, `sortBy`, the id tiebreak."""
+"""Paging and ordering: the page math, `sortBy`, the id tiebreak.
+
+The rules are in docs/api.md (Query parameters, and Responses for the page).
+"""
 
 import datetime as dt
 import random

@@ -1,4 +1,4 @@
-"""Response shapes (contract section 3): exact keys, exact values, JSON-safe stored content."""
+"""Response shapes (docs/api.md, Responses): exact keys, exact values, JSON-safe stored content."""
 
 import datetime as dt
 import json
@@ -32,7 +32,7 @@ def admin_token(world):
 
 @pytest.fixture
 def bot(world, acme):
-    """An Acme bot with a service, two tags and fields the contract does not list."""
+    """An Acme bot with a service, two tags and fields the API does not return."""
     service = world.service("Writing", "writing", "text")
     tags = [world.tag("alpha"), world.tag("beta")]
     return world.bot(
@@ -146,7 +146,7 @@ def test_admin_view_keeps_the_stored_tag_order(client, admin_token, world):
 
 @pytest.fixture
 def run(world, acme, bot, db):
-    """A request of the member for Acme, with fields the contract does not list."""
+    """A request of the member for Acme, with fields the API does not return."""
     user = db.users.find_one({"name": "Ada"})["_id"]
     return world.bot_request(
         bot=bot,

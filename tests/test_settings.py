@@ -34,6 +34,7 @@ APP_SETTINGS = [
     ("JWT_ISSUER", "https://id.example.com/", "needs JWT_SECRET or JWT_PUBLIC_KEY"),
     ("TOKEN_CACHE_SECONDS", "-1", "must be 0 or more seconds"),
     ("TOKEN_CACHE_SIZE", "lots", "must be a whole number"),
+    ("METRICS_PORT", "70000", "must be a TCP port from 1 to 65535"),
 ]
 GUNICORN_SETTINGS = [
     ("PORT", "http", "must be a whole number"),

@@ -16,6 +16,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnava
 from access.exceptions import DomainError
 from runtime import database
 from schemas.common import ErrorSchema
+from web.metrics import DATABASE_ERRORS
 from web.request_ids import current_request_id
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,8 @@ def _validation_details(error: HTTPException) -> dict | None:
 def http_error(error: HTTPException) -> Response:
     """The Flask docs' recipe: start from the exception's response, replace the body."""
     if isinstance(error, InternalServerError):
+        if isinstance(error.original_exception, PyMongoError):
+            DATABASE_ERRORS.labels(error=type(error.original_exception).__name__).inc()
         log.error(
             "unhandled exception in request %s",
             current_request_id(),
@@ -97,10 +100,12 @@ def _domain_error(error: DomainError) -> Response:
 
 def _database_error(error: PyMongoError) -> Response:
     """A database that cannot serve is a 503 the client may retry; anything else the
-    database refuses is our mistake: a 500, logged with its traceback like any other."""
+    database refuses is our mistake: a 500, logged with its traceback like any other
+    (and counted by `http_error`)."""
     if not database.unavailable(error):
         return http_error(InternalServerError(original_exception=error))
     log.warning("database unavailable: %s: %s", type(error).__name__, database.describe(error))
+    DATABASE_ERRORS.labels(error=type(error).__name__).inc()
     return http_error(ServiceUnavailable(retry_after=1))
 
 

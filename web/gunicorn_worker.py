@@ -1,4 +1,4 @@
-"""gunicorn's gthread worker, writing the contract's JSON error body for what gunicorn answers.
+"""gunicorn's gthread worker, writing the JSON error body (docs/api.md, Errors) for its own errors.
 
 A request line or headers too large, or a request that is not HTTP, never reaches Flask: the
 worker answers it with an HTML page from `gunicorn.util.write_error`. gunicorn has no hook for

@@ -21,13 +21,14 @@ import math
 import time
 
 from flask import Flask
-from flask_limiter import Limiter
+from flask_limiter import Limiter, RequestLimit
 from flask_limiter.util import get_remote_address
 from limits import parse
 from limits.errors import StorageError
 from werkzeug.exceptions import TooManyRequests
 
 from access.authentication import auth, authentication_failed, hash_token
+from web.metrics import RATE_LIMITED
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,13 @@ def _count_failed_authentication(app: Flask, **extra) -> None:
     except StorageError:
         log.warning("rate-limit storage failed: this failed authentication was not counted")
         return
+    RATE_LIMITED.labels(limit="RATELIMIT_AUTH_FAILURES").inc()
     raise TooManyRequests(retry_after=max(1, math.ceil(reset_at - time.time())))
+
+
+def _count_refusal(breached: RequestLimit) -> None:
+    """Flask-Limiter's `on_breach`: the 429 itself is left to Flask-Limiter."""
+    RATE_LIMITED.labels(limit="RATELIMIT_DEFAULT").inc()
 
 
 def _log_storage_outages() -> None:
@@ -74,7 +81,7 @@ def init_app(app: Flask) -> Limiter:
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
     app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"wrap_exceptions": True})
-    limiter = Limiter(rate_limit_key, app=app)
+    limiter = Limiter(rate_limit_key, app=app, on_breach=_count_refusal)
     for blueprint in app.blueprints.values():
         if getattr(blueprint, "rate_limited", True) is False:
             limiter.exempt(blueprint)

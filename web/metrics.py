@@ -1,0 +1,94 @@
+"""Prometheus figures, served on `METRICS_PORT`, apart from the API: requests and their
+latency by endpoint and status, database errors, and requests refused by a rate limit.
+
+The endpoint label is the route's rule (`/v1/bots/<slug>/`), never the path asked for: ids in
+paths would make a series per id. A request that matches no route is `unmatched`.
+
+Under gunicorn, `gunicorn.conf.py` gives each start a fresh `PROMETHEUS_MULTIPROC_DIR`: every
+worker writes its figures to files there, and the master alone listens on `METRICS_PORT` and
+serves their sum (`serve_workers`). A worker that exits leaves its files, so the sums never go
+backwards. Under `flask run` the one process that serves requests serves its own figures.
+"""
+
+import time
+
+import click
+from flask import Flask, Response, g, request, request_finished, request_started
+from flask.helpers import get_debug_flag
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.multiprocess import MultiProcessCollector
+from werkzeug.serving import is_running_from_reloader
+
+from runtime.config import ConfigError
+
+REQUESTS = Histogram(
+    "botcatalogue_http_request_duration_seconds",
+    "Seconds from a request's start to its response, by endpoint and status; "
+    "_count is the number of requests.",
+    ["endpoint", "status"],
+)
+DATABASE_ERRORS = Counter(
+    "botcatalogue_database_errors",
+    "Requests the database failed (answered 503, or 500), by pymongo's exception class.",
+    ["error"],
+)
+RATE_LIMITED = Counter(
+    "botcatalogue_rate_limited",
+    "Requests refused with 429, by the setting whose limit they reached.",
+    ["limit"],
+)
+
+
+def _started(sender: Flask, **extra) -> None:
+    g.metrics_started = time.perf_counter()
+
+
+def _finished(sender: Flask, response: Response, **extra) -> None:
+    endpoint = request.url_rule.rule if request.url_rule else "unmatched"
+    elapsed = time.perf_counter() - g.get("metrics_started", time.perf_counter())
+    REQUESTS.labels(endpoint=endpoint, status=str(response.status_code)).observe(elapsed)
+
+
+def _listen(port: int, host: str, registry: CollectorRegistry) -> None:
+    try:
+        start_http_server(port, host, registry=registry)
+    except OSError as error:
+        raise ConfigError(
+            "METRICS_PORT", f"cannot listen on {host}:{port}: {error.strerror}."
+        ) from None
+
+
+def serve_workers(port: int, host: str) -> None:
+    """For the gunicorn master: the sum of the figures its workers write."""
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)
+    _listen(port, host, registry)
+
+
+def _flask_run_host() -> str | None:
+    """The host `flask run` serves on, in the process that serves; None anywhere else.
+
+    With the reloader, Flask builds the app in the watching process too, which never serves:
+    only its child (`is_running_from_reloader`) may hold the port.
+    """
+    context = click.get_current_context(silent=True)
+    if context is None or context.command.name != "run":
+        return None
+    reloading = context.params["reload"]
+    if reloading is None:
+        reloading = get_debug_flag()
+    if reloading and not is_running_from_reloader():
+        return None
+    return context.params["host"]
+
+
+def init_app(app: Flask) -> None:
+    """Figures are kept only when there is a port to serve them on."""
+    port = app.config["METRICS_PORT"]
+    if port is None:
+        return
+    request_started.connect(_started, app)
+    request_finished.connect(_finished, app)
+    host = _flask_run_host()
+    if host is not None:
+        _listen(port, host, REGISTRY)
