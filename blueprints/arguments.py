@@ -1,9 +1,12 @@
-"""Query-string parsing shared by every blueprint: strict, and a 400 on any doubt."""
+"""What every blueprint shares: strict query parsing, and the Link header of a page."""
+
+from functools import wraps
 
 from marshmallow import ValidationError
 from webargs.flaskparser import FlaskParser
 
-from web import openapi
+from schemas.common import PageSchema
+from web import links, openapi
 
 
 class QueryParser(FlaskParser):
@@ -24,3 +27,23 @@ class QueryParser(FlaskParser):
 
 class Blueprint(openapi.Blueprint):
     ARGUMENTS_PARSER = QueryParser(unknown=None)
+
+    def response(self, status_code, schema=None, **kwargs):
+        """flask-smorest's response; a page (`PageSchema`) also gets its `Link` header.
+
+        Here the view's `Page`, with its totals, is at hand: no list view builds links.
+        """
+        if not (isinstance(schema, type) and issubclass(schema, PageSchema)):
+            return super().response(status_code, schema, **kwargs)
+        headers = {**(kwargs.pop("headers", None) or {}), links.HEADER: openapi.LINK_HEADER}
+        dump = super().response(status_code, schema, headers=headers, **kwargs)
+
+        def decorator(func):
+            @wraps(func)
+            def with_links(*args, **kwargs):
+                page = func(*args, **kwargs)
+                return page, {links.HEADER: links.header(page.page, page.total_pages)}
+
+            return dump(with_links)
+
+        return decorator

@@ -7,52 +7,81 @@ from repositories.bot_requests import BotRequestRepository
 from runtime.database import get_db
 from schemas.bot_requests import BotRequestSchema
 from schemas.common import page_schema
-from schemas.queries import BotRequestListQuery, NoQuery
+from schemas.queries import BotRequestListQuery, NoQuery, OrganizationBotRequestListQuery
 
-blp = Blueprint("bot_requests", __name__, url_prefix="/v1", description="Records of bot runs.")
+blp = Blueprint(
+    "bot_requests",
+    __name__,
+    url_prefix="/v1",
+    description="Records of bot runs: the bot, who ran it, for which organization, the inputs "
+    "and the response. A user sees its own requests and its organizations'; an organization "
+    "token sees its organization's.",
+)
 
 _Page = page_schema(BotRequestSchema)
 
 
 @blp.route("/requests/")
+@blp.doc(operationId="listBotRequests")
 @blp.login_required
 @blp.error_responses(403)
 @blp.arguments(BotRequestListQuery, location="query", as_kwargs=True)
 @blp.response(200, _Page)
 def list_bot_requests(**query):
-    """List the caller's bot requests and those of its organizations."""
+    """List the caller's bot requests and those of its organizations.
+
+    For user tokens only: the requests the user made, and those of every organization the
+    user belongs to; an organization token gets 403 (it uses the organization's list).
+    Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
+    """
     visibility = policy.bot_requests(current_caller())
     return BotRequestRepository(get_db()).find_page(visibility, **query)
 
 
 @blp.route("/requests/<objectid:bot_request_id>/")
+@blp.doc(operationId="getBotRequest")
 @blp.login_required
 @blp.error_responses(403, 404)
 @blp.arguments(NoQuery, location="query", as_kwargs=True)
 @blp.response(200, BotRequestSchema)
 def get_bot_request(bot_request_id):
-    """Get one bot request the caller made or that one of its organizations holds."""
+    """Get one bot request the caller made or that one of its organizations holds.
+
+    For user tokens only (an organization token gets 403). A request that does not exist or
+    that the user may not see is a 404, as is a malformed id.
+    """
     visibility = policy.bot_requests(current_caller())
     return BotRequestRepository(get_db()).get(visibility, bot_request_id)
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/")
+@blp.doc(operationId="listOrganizationBotRequests")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(BotRequestListQuery, location="query", as_kwargs=True)
+@blp.arguments(OrganizationBotRequestListQuery, location="query", as_kwargs=True)
 @blp.response(200, _Page)
 def list_organization_bot_requests(organization_id, **query):
-    """List an organization's bot requests."""
+    """List an organization's bot requests.
+
+    For the organization's members and its own organization token; anyone else gets 403.
+    Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
+    """
     visibility = policy.organization(current_caller(), organization_id)
     return BotRequestRepository(get_db()).find_page(visibility, **query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/<objectid:bot_request_id>/")
+@blp.doc(operationId="getOrganizationBotRequest")
 @blp.login_required
 @blp.error_responses(403, 404)
 @blp.arguments(NoQuery, location="query", as_kwargs=True)
 @blp.response(200, BotRequestSchema)
 def get_organization_bot_request(organization_id, bot_request_id):
-    """Get one of an organization's bot requests."""
+    """Get one of an organization's bot requests.
+
+    For the organization's members (or the request's creator) and its own organization
+    token; another organization's token gets 403. A request that is not the organization's,
+    or a malformed id, is a 404.
+    """
     visibility = policy.organization_bot_request(current_caller(), organization_id)
     return BotRequestRepository(get_db()).get(visibility, bot_request_id)

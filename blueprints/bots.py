@@ -16,22 +16,35 @@ from schemas.bots import (
 from schemas.common import page_schema
 from schemas.queries import BotListQuery, NoQuery, OrganizationBotListQuery
 
-blp = Blueprint("bots", __name__, url_prefix="/v1", description="The bot catalogue.")
+blp = Blueprint(
+    "bots",
+    __name__,
+    url_prefix="/v1",
+    description="The bot catalogue: public bots, and each organization's own (custom) bots, "
+    "with their credit cost and the inputs they take.",
+)
 
 _public = BotSchema()
 _detailed = BotDetailSchema()
 
 
 @blp.route("/bots/")
+@blp.doc(operationId="listBots")
 @blp.login_required
 @blp.arguments(BotListQuery, location="query", as_kwargs=True)
 @blp.response(200, page_schema(BotSchema))
 def list_bots(custom, **query):
-    """List the bots the caller can see: public ones and its organizations' bots."""
+    """List the bots the caller can see: public ones and its organizations' bots.
+
+    Users see the public bots and their organizations' bots, admins every bot; an
+    organization token sees the public bots. `custom=true` narrows the list to the bots of
+    the caller's organizations. Sorted by name unless `sortBy` says otherwise.
+    """
     return BotRepository(get_db()).find_page(policy.bots(current_caller(), custom), **query)
 
 
 @blp.route("/bots/<slug>/")
+@blp.doc(operationId="getBot")
 @blp.login_required
 @blp.error_responses(404)
 @blp.arguments(NoQuery, location="query", as_kwargs=True)
@@ -41,7 +54,11 @@ def list_bots(custom, **query):
     description="Admins get the detailed view (BotDetail); everyone else the public one (Bot).",
 )
 def get_bot(slug):
-    """Get one bot by its slug."""
+    """Get one bot by its slug.
+
+    Any bot the caller could list, `custom=true` included; otherwise 404. Admins get the
+    detailed view (`BotDetail`), everyone else the public one (`Bot`).
+    """
     caller = current_caller()
     bots = BotRepository(get_db())
     if policy.sees_bot_details(caller):
@@ -50,22 +67,32 @@ def get_bot(slug):
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/")
+@blp.doc(operationId="listOrganizationBots")
 @blp.login_required
 @blp.error_responses(403, 404)
 @blp.arguments(OrganizationBotListQuery, location="query", as_kwargs=True)
 @blp.response(200, page_schema(OrganizationBotListItemSchema))
 def list_organization_bots(organization_id, **query):
-    """List an organization's bots, public and private."""
+    """List an organization's bots, public and private.
+
+    For the organization's members and its own organization token; anyone else gets 403.
+    Each bot carries its `organizationId`. Sorted by name unless `sortBy` says otherwise.
+    """
     visibility = policy.organization(current_caller(), organization_id)
     return BotRepository(get_db()).find_page(visibility, **query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/<slug>/")
+@blp.doc(operationId="getOrganizationBot")
 @blp.login_required
 @blp.error_responses(403, 404)
 @blp.arguments(NoQuery, location="query", as_kwargs=True)
 @blp.response(200, OrganizationBotSchema)
 def get_organization_bot(organization_id, slug):
-    """Get one of an organization's bots, beside the organization."""
+    """Get one of an organization's bots, beside the organization.
+
+    For the organization's members and its own organization token; anyone else gets 403.
+    A bot that is not the organization's is a 404.
+    """
     visibility = policy.organization(current_caller(), organization_id)
     return BotRepository(get_db()).get_with_organization(visibility, slug)

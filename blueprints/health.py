@@ -14,7 +14,10 @@ from runtime import database
 from web.metrics import DATABASE_ERRORS
 
 blp = Blueprint(
-    "health", __name__, description="Liveness and readiness probes.", rate_limited=False
+    "health",
+    __name__,
+    description="Liveness and readiness probes for orchestrators: no token, no rate limit.",
+    rate_limited=False,
 )
 
 
@@ -26,17 +29,26 @@ _OK = {"status": "ok"}
 
 
 @blp.route("/healthz")
+@blp.doc(operationId="getLiveness")
 @blp.response(200, StatusSchema)
 def healthz():
-    """Tell that the process serves requests; the database is not asked."""
+    """Tell that the process serves requests; the database is not asked.
+
+    A liveness probe: 200 as long as the process answers HTTP at all.
+    """
     return _OK
 
 
 @blp.route("/readyz")
+@blp.doc(operationId="getReadiness")
 @blp.response(200, StatusSchema)
 @blp.error_responses(503)
 def readyz():
-    """Tell that the database answers a ping within READYZ_TIMEOUT_MS."""
+    """Tell that the database answers a ping within READYZ_TIMEOUT_MS.
+
+    A readiness probe: 200 when the database answers, 503 otherwise, so that traffic goes
+    to instances that can serve it.
+    """
     try:
         database.ping(current_app.config["READYZ_TIMEOUT_MS"] / 1000)
     except PyMongoError as error:

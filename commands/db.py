@@ -2,6 +2,7 @@
 
 import datetime as dt
 import os
+from collections import Counter
 from pathlib import Path
 from typing import NoReturn
 
@@ -10,20 +11,50 @@ import click
 from access.authentication import hash_token, new_token
 from commands import demo, loading
 from commands.groups import DatabaseGroup
-from repositories.indexes import ensure_indexes
+from repositories.indexes import IndexConflict, Outcome, index_outcomes
 from repositories.token_admin import TokenAdmin
-from runtime.database import get_db
+from runtime.database import admin_db
 
 group = DatabaseGroup("db", help="Set up and fill the database.")
 
 
+_SUMMARY = {"built": "built", "present": "already there", "reused": "reused"}
+
+
+def _describe(outcome: Outcome) -> str:
+    if outcome.action == "built":
+        said = f"built in {outcome.seconds:.1f} s"
+    elif outcome.action == "present":
+        said = "already there"
+    else:
+        said = f"reused the existing index {outcome.existing!r}"
+    if outcome.differences:
+        said += f" ({', '.join(outcome.differences)})"
+    return f"{outcome.collection}.{outcome.name}: {said}"
+
+
 @group.command("init")
 def init():
-    """Create every index the queries need; safe to run again."""
-    db = get_db()
-    created = ensure_indexes(db)
-    count = sum(len(names) for names in created.values())
-    click.echo(f"{count} indexes on {len(created)} collections are in place in {db.name!r}.")
+    """Create every index the queries need, printing each as it is done; safe to run again.
+
+    An index the writer made on the same keys, under any name, is used as it is. A conflict
+    (a name of ours taken by an index on other keys, a unique index over duplicates) is
+    reported and the other indexes are still made; the exit status is then 1.
+    """
+    db = admin_db()
+    done, conflicts = Counter(), 0
+    for outcome in index_outcomes(db):
+        if isinstance(outcome, IndexConflict):
+            conflicts += 1
+            click.echo(f"Error: {outcome}", err=True)
+        else:
+            done[outcome.action] += 1
+            click.echo(_describe(outcome))
+    summary = ", ".join(f"{count} {_SUMMARY[action]}" for action, count in done.items())
+    click.echo(f"Indexes of {db.name!r}: {summary or 'none'}.")
+    if conflicts:
+        click.echo(f"{conflicts} index(es) could not be made.", err=True)
+        raise click.exceptions.Exit(1)
 
 
 def _echo_counts(counts: dict[str, tuple[int, int]], existing: str) -> None:
@@ -38,6 +69,26 @@ def _fail(problems: list[loading.Problem]) -> NoReturn:
     raise click.exceptions.Exit(1)
 
 
+def _write(db, entries: list[loading.Entry], *, replace: bool) -> dict[str, tuple]:
+    try:
+        return loading.write(db, entries, replace=replace)
+    except loading.WriteError as error:
+        click.echo(f"Error: the database failed during the load: {error.reason}", err=True)
+        for line in error.lines:
+            click.echo(line, err=True)
+        raise click.exceptions.Exit(1) from None
+
+
+def _warn_dangling(dangling: Counter) -> None:
+    if dangling:
+        fields = ", ".join(f"{where} {count}" for where, count in sorted(dangling.items()))
+        click.echo(
+            f"Warning: {dangling.total()} reference(s) to documents in neither the load nor "
+            f"the database (deleted data?), loaded as they are: {fields}.",
+            err=True,
+        )
+
+
 @group.command("load")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 def load(files):
@@ -45,14 +96,17 @@ def load(files):
 
     MongoDB Extended JSON is accepted ({"$oid": ...}, {"$date": ...}); plain JSON works with
     ids as 24 hex digits and timestamps as ISO 8601 strings. Every document is checked first
-    (types, required fields, references, unique slugs and emails); if any is invalid,
-    nothing is written, each problem is listed, and the exit status is 1.
+    (types, required fields, unique ids, slugs and token hashes); if any is invalid,
+    nothing is written, each problem is listed, and the exit status is 1. A reference to a
+    document that exists nowhere is loaded, and counted in a warning.
     """
+    db = admin_db()
     try:
-        counts = loading.load_files(get_db(), files)
+        checked = loading.check_files(db, files)
     except loading.LoadError as error:
         _fail(error.problems)
-    _echo_counts(counts, "replaced")
+    _warn_dangling(checked.dangling)
+    _echo_counts(_write(db, checked.entries, replace=True), "replaced")
 
 
 def _write_tokens_file(path: Path, issued: list[tuple[demo.DemoToken, str]]) -> None:
@@ -82,13 +136,13 @@ def seed_demo(new_tokens, tokens_file):
 
     The tokens are shown once, when issued; run again with --new-tokens for fresh ones.
     """
-    db = get_db()
+    db = admin_db()
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     try:
         entries = demo.entries(db, now)
     except loading.LoadError as error:
         _fail(error.problems)
-    _echo_counts(loading.write(db, entries, replace=False), "already there")
+    _echo_counts(_write(db, entries, replace=False), "already there")
 
     admin = TokenAdmin(db)
     issued = []

@@ -187,10 +187,11 @@ def entries(db: Database, now: dt.datetime) -> list[loading.Entry]:
     """
     files, problems = loading.read_files([DATA_FILE])
     stored = defaultdict(list)
-    for entry in loading.validate(db, files, problems):
+    for entry in loading.validate(db, files, problems).entries:
         stored[entry.collection].append(entry.document)
     generated = {"botrequests": requests(stored["users"], stored["bots"], now)}
-    return loading.validate(db, files + loading.documents(generated, "generated bot requests"))
+    everything = files + loading.documents(generated, "generated bot requests")
+    return loading.validate(db, everything).entries
 
 
 @dataclass(frozen=True)

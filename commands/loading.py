@@ -2,12 +2,18 @@
 
 A file is `{"<collection>": [documents...], ...}` in JSON or MongoDB Extended JSON. Beyond
 each document's own schema (schemas/stored.py), a load is checked as a whole: ids unique
-within the load, unique values (bot slugs, user emails, token hashes) free in the load and
-in the database, every reference resolved by the load or by the database. Only then is
-anything written, so a rejected load leaves the database as it was.
+within the load, unique values (bot slugs, token hashes) free in the load and in the
+database. Only then is anything written, so a rejected load leaves the database as it was.
+
+A reference to a document that is neither in the load nor in the database is not a problem:
+real exports hold requests of deleted bots and users. Such references are counted, for a
+warning, and loaded as they are.
+
+Documents are written in ordered batches, so that a load the database cuts short can say
+exactly which documents it wrote.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -16,7 +22,9 @@ from pathlib import Path
 from bson import json_util
 from bson.errors import BSONError
 from marshmallow import Schema, ValidationError, fields
+from pymongo import ReplaceOne, UpdateOne
 from pymongo.database import Database
+from pymongo.errors import BulkWriteError, PyMongoError
 
 from schemas.stored import COLLECTIONS
 
@@ -55,6 +63,13 @@ class Entry:
     @property
     def place(self) -> str:
         return f"{self.source}: {self.collection}[{self.index}]"
+
+
+@dataclass(frozen=True)
+class Validated:
+    entries: list[Entry]
+    # "collection.field" -> how many references point to a document that exists nowhere.
+    dangling: Counter
 
 
 class LoadError(Exception):
@@ -160,7 +175,8 @@ def _unique_values(db: Database, entries: list[Entry]) -> list[Problem]:
     """No two documents of the load, nor one of the load and another stored one, share a value.
 
     A stored document counts even when the load replaces it under another value: the
-    writes happen one by one, and the unique index must hold after each of them.
+    writes happen one by one, and a unique index (ours on bots.slug, or the writer's) must
+    hold after each of them.
     """
     problems = []
     for collection, schema in COLLECTIONS.items():
@@ -194,30 +210,27 @@ def _unique_values(db: Database, entries: list[Entry]) -> list[Problem]:
     return problems
 
 
-def _dangling_references(db: Database, entries: list[Entry]) -> list[Problem]:
+def _dangling_references(db: Database, entries: list[Entry]) -> Counter:
     loaded = defaultdict(set)
     for entry in entries:
         loaded[entry.collection].add(entry.document["_id"])
-    wanted = defaultdict(list)  # target collection -> [(entry, field path, id)]
+    wanted = defaultdict(list)  # target collection -> [("collection.field", id)]
     for entry in entries:
         for name, field in _fields_with(COLLECTIONS[entry.collection], "references"):
             value = entry.document.get(name)
             target = field.metadata["references"]
+            where = f"{entry.collection}.{name}"
             if isinstance(value, list):
-                wanted[target].extend((entry, f"{name}[{i}]", ref) for i, ref in enumerate(value))
+                wanted[target].extend((where, ref) for ref in value)
             elif value is not None:
-                wanted[target].append((entry, name, value))
-    problems = []
+                wanted[target].append((where, value))
+    dangling = Counter()
     for target, references in wanted.items():
-        missing = {ref for _, _, ref in references} - loaded[target]
+        missing = {ref for _, ref in references} - loaded[target]
         if missing:
             missing -= set(db[target].distinct("_id", {"_id": {"$in": list(missing)}}))
-        problems.extend(
-            entry.problem(f"No {target} document with _id {ref} in the load or the database.", path)
-            for entry, path, ref in references
-            if ref in missing
-        )
-    return problems
+        dangling.update(where for where, ref in references if ref in missing)
+    return dangling
 
 
 def _in_file_order(sources: list[str], problems: list[Problem]) -> list[Problem]:
@@ -234,7 +247,7 @@ def _in_file_order(sources: list[str], problems: list[Problem]) -> list[Problem]
     return sorted(problems, key=position)
 
 
-def validate(db: Database, raw_by_source, problems: list[Problem] = ()) -> list[Entry]:
+def validate(db: Database, raw_by_source, problems: list[Problem] = ()) -> Validated:
     """Valid entries of every source, or a LoadError listing every problem found.
 
     `problems` are those already found while reading the sources, reported in file order
@@ -243,35 +256,87 @@ def validate(db: Database, raw_by_source, problems: list[Problem] = ()) -> list[
     entries, found = _validate_documents(raw_by_source)
     found += _duplicate_ids(entries)
     found += _unique_values(db, entries)
-    found += _dangling_references(db, entries)
     found = [*problems, *found]
     if found:
         sources = [source for source, _ in raw_by_source]
         raise LoadError(_in_file_order(sources, found))
-    return entries
+    return Validated(entries, _dangling_references(db, entries))
+
+
+BATCH_SIZE = 1000
+
+
+class WriteError(Exception):
+    """The database failed mid-load; `lines` say what was written, what may be, and what not.
+
+    Each batch is an ordered bulk write: a write error stops it at a known document, and
+    every document before that one was written. Any other failure (a lost connection, a
+    timeout, a write concern not met) leaves the batch in doubt.
+    """
+
+    def __init__(self, reason: str, lines: list[str]):
+        super().__init__(reason)
+        self.reason = reason
+        self.lines = lines
+
+
+def _failure(
+    error: PyMongoError, written: dict, group: list[Entry], done: int, untouched: list[str]
+) -> WriteError:
+    """`done`: how many of `group` the batches before the failed one wrote; `untouched`:
+    the collections of the load after this one."""
+    lines = [f"{name}: all {count} written." for name, count in written.items()]
+    collection = group[0].collection
+    batch = group[done : done + BATCH_SIZE]
+    if isinstance(error, BulkWriteError) and error.details.get("writeErrors"):
+        first_error = error.details["writeErrors"][0]
+        reason = first_error.get("errmsg", str(error))
+        done += first_error["index"]
+        lines.append(f"{collection}: {done} of {len(group)} written")
+        if done:
+            lines[-1] += f", up to {group[done - 1].place}"
+        lines[-1] += f"; {group[done].place} was refused, nothing after it was written."
+    else:
+        reason = str(error)
+        lines.append(
+            f"{collection}: {done} of {len(group)} written; {batch[0].place} to "
+            f"{batch[-1].place} may be partly written, nothing after them was."
+        )
+    if untouched:
+        lines.append(f"Not written at all: {', '.join(untouched)}.")
+    return WriteError(reason, lines)
+
+
+def _operation(document: dict, replace: bool):
+    selector = {"_id": document["_id"]}
+    if replace:
+        return ReplaceOne(selector, document, upsert=True)
+    return UpdateOne(selector, {"$setOnInsert": document}, upsert=True)
 
 
 def write(db: Database, entries: list[Entry], *, replace: bool = True) -> dict[str, tuple]:
-    """Upsert by `_id`; `replace=False` keeps documents already stored as they are.
+    """Upsert by `_id`, in batches; `replace=False` keeps documents already stored as they
+    are. A WriteError says how far a load the database cut short went.
 
     Returns, per collection, (new documents, documents replaced or kept).
     """
-    counts = {}
-    for collection in COLLECTIONS:
-        documents = [entry.document for entry in entries if entry.collection == collection]
-        if not documents:
-            continue
+    groups = defaultdict(list)
+    for entry in entries:
+        groups[entry.collection].append(entry)
+    counts, written = {}, {}
+    order = [collection for collection in COLLECTIONS if groups[collection]]
+    for position, collection in enumerate(order):
+        group = groups[collection]
         new = 0
-        for document in documents:
-            selector = {"_id": document["_id"]}
-            if replace:
-                result = db[collection].replace_one(selector, document, upsert=True)
-            else:
-                result = db[collection].update_one(
-                    selector, {"$setOnInsert": document}, upsert=True
-                )
-            new += result.upserted_id is not None
-        counts[collection] = (new, len(documents) - new)
+        for done in range(0, len(group), BATCH_SIZE):
+            batch = group[done : done + BATCH_SIZE]
+            operations = [_operation(entry.document, replace) for entry in batch]
+            try:
+                new += db[collection].bulk_write(operations).upserted_count
+            except PyMongoError as error:
+                raise _failure(error, written, group, done, order[position + 1 :]) from None
+        counts[collection] = (new, len(group) - new)
+        written[collection] = len(group)
     return counts
 
 
@@ -287,10 +352,10 @@ def read_files(paths: Iterable[Path]) -> tuple[list, list[Problem]]:
     return raw_by_source, problems
 
 
-def load_files(db: Database, paths: Iterable[Path]) -> dict[str, tuple]:
-    """Validate every file, then write them all; a LoadError means nothing was written."""
+def check_files(db: Database, paths: Iterable[Path]) -> Validated:
+    """Every document of every file, validated; a LoadError lists every problem."""
     raw_by_source, problems = read_files(paths)
-    return write(db, validate(db, raw_by_source, problems))
+    return validate(db, raw_by_source, problems)
 
 
 def documents(raw: dict[str, list[dict]], source: str) -> list:

@@ -13,7 +13,7 @@ from access.authentication import hash_token, new_token
 from access.exceptions import NotFound
 from commands.groups import DatabaseGroup
 from repositories.token_admin import TokenAdmin
-from runtime.database import get_db
+from runtime.database import admin_db
 from schemas.fields import format_timestamp
 
 group = DatabaseGroup("tokens", help="Issue, list and revoke bearer tokens.")
@@ -47,7 +47,7 @@ def issue(user, organization, label, expires_in):
     """Issue a token for a user or an organization and print it, once."""
     if (user is None) == (organization is None):
         raise click.UsageError("Give exactly one of --user and --organization.")
-    admin = TokenAdmin(get_db())
+    admin = TokenAdmin(admin_db())
     if user is not None:
         kind, owner = "user", _one(admin.find_users(user), "user", user)
         who = f"user {owner['name']} <{owner.get('email', '')}>"
@@ -83,7 +83,7 @@ def _when(value: dt.datetime | None) -> str:
 @group.command("list")
 def list_tokens():
     """List every token: id, kind, owner, label, dates. Never the token nor its hash."""
-    tokens = TokenAdmin(get_db()).list()
+    tokens = TokenAdmin(admin_db()).list()
     rows = [("ID", "KIND", "OWNER", "LABEL", "CREATED", "EXPIRES", "REVOKED")]
     rows += [
         (
@@ -126,7 +126,7 @@ def revoke(token_id):
     if not ObjectId.is_valid(token_id):
         raise click.BadParameter("Not a token id: expected 24 hex digits.", param_hint="TOKEN_ID")
     try:
-        earlier = TokenAdmin(get_db()).revoke(ObjectId(token_id), _now())
+        earlier = TokenAdmin(admin_db()).revoke(ObjectId(token_id), _now())
     except NotFound as error:
         raise click.ClickException(error.message) from error
     if earlier is None:

@@ -1,5 +1,7 @@
 """Bot requests: the lists of 4.1 and 4.2 and the single requests of 4.3 and 4.4."""
 
+import datetime as dt
+
 from bson import ObjectId
 from pymongo.database import Database
 
@@ -28,6 +30,16 @@ _JOINS = [
 ]
 
 
+def _stored_instant(moment: dt.datetime) -> dt.datetime:
+    """The first whole millisecond at or after `moment`.
+
+    BSON keeps milliseconds and the driver drops the rest, so a bound between two
+    milliseconds would otherwise take in the one before it. For `$gte` and `$lt` alike, the
+    next millisecond is the exact bound.
+    """
+    return moment + dt.timedelta(microseconds=-moment.microsecond % 1000)
+
+
 class BotRequestRepository:
     def __init__(self, db: Database):
         self._db = db
@@ -41,14 +53,56 @@ class BotRequestRepository:
         page: int,
         limit: int,
         name: str | None = None,
+        bot: str | None = None,
+        created_from: dt.datetime | None = None,
+        created_to: dt.datetime | None = None,
+        created_by: ObjectId | None = None,
     ) -> Page:
-        """The name filter becomes the matching bots' ids, which trail the requests' indexes."""
+        """Every filter is an indexed field of the requests (repositories/indexes.py).
+
+        `createdBy` goes first: on the embedded engine, which plans on the first indexed
+        field, one member's requests are usually fewer than the organization's.
+        """
+        narrow = {} if created_by is None else {"createdBy": created_by}
         filters = {}
-        if name:
-            filters["bot"] = {"$in": self._db.bots.distinct("_id", {"name": contains(name)})}
+        bots = self._bots(bot, name)
+        if bots is not None:
+            filters["bot"] = bots
+        created = {}
+        if created_from is not None:
+            created["$gte"] = _stored_instant(created_from)
+        if created_to is not None:
+            created["$lt"] = _stored_instant(created_to)
+        if created:
+            filters["createdAt"] = created
         return fetch_page(
-            self._requests, visibility, filters, sort=sort, page=page, limit=limit, joins=_JOINS
+            self._requests,
+            visibility,
+            filters,
+            narrow=narrow,
+            sort=sort,
+            page=page,
+            limit=limit,
+            joins=_JOINS,
         )
+
+    def _bots(self, slug: str | None, name: str | None) -> ObjectId | dict | None:
+        """The bots that the slug and name filters leave, found first in one small lookup.
+
+        A slug names at most one bot, an equality on `bot` that the indexes hold before the
+        sort key; a name may name many, an `$in`.
+        """
+        criteria = {}
+        if slug:
+            criteria["slug"] = slug
+        if name:
+            criteria["name"] = contains(name)
+        if not criteria:
+            return None
+        ids = self._db.bots.distinct("_id", criteria)
+        if slug and ids:
+            return ids[0]
+        return {"$in": ids}
 
     def get(self, visibility: Visibility, request_id: ObjectId) -> dict:
         bot_request = get_one(self._requests, visibility, {"_id": request_id}, _JOINS)

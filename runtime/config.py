@@ -125,6 +125,9 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "MONGODB_URI": _text(environ, "MONGODB_URI", EMBEDDED_MONGODB_URI),
         "MONGODB_DB": _database_name(environ, "MONGODB_DB", "botcatalogue"),
         "MONGODB_TIMEOUT_MS": integer(environ, "MONGODB_TIMEOUT_MS", 5000, minimum=1),
+        # How long one command of `flask db`/`flask tokens` may run (0: no limit): an index
+        # build on a large collection takes minutes, far beyond what a request may wait.
+        "MONGODB_ADMIN_TIMEOUT_MS": integer(environ, "MONGODB_ADMIN_TIMEOUT_MS", 0),
         "MONGODB_READ_PREFERENCE": _choice(
             environ, "MONGODB_READ_PREFERENCE", "primaryPreferred", READ_PREFERENCES
         ),

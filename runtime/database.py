@@ -1,7 +1,8 @@
 """One MongoClient per process, kept on the app; requests borrow its database.
 
-What a database fault looks like to the service is decided here too (`unavailable`), for
-the HTTP answers (web/errors.py) and the command line (commands/groups.py) alike.
+The command line gets a second client, whose commands are not held to the request timeout.
+What counts as the database being unavailable, rather than refusing what was asked, is
+decided here too (`unavailable`), and how a database error is told in one line (`describe`).
 """
 
 import warnings
@@ -15,7 +16,8 @@ from runtime.config import ConfigError
 
 # Error replies that mean "this node cannot serve now", which pymongo raises as a plain
 # OperationFailure: the Retryable Reads specification's codes that are not already a
-# NotPrimaryError (a ConnectionFailure), and a refused login, which no retry mends.
+# NotPrimaryError (a ConnectionFailure). A refused login is not retried, but no request can
+# be served either.
 _TRANSIENT_CODES = {
     6: "HostUnreachable",
     7: "HostNotFound",
@@ -27,7 +29,7 @@ _TRANSIENT_CODES = {
 _AUTHENTICATION_FAILED = 18
 
 
-def _client(uri: str, timeout_ms: int, read_preference: str) -> MongoClient:
+def _client(uri: str, **timeouts) -> MongoClient:
     """The driver only warns about an unknown URI option or a bad value, and would run on
     without it (without `tls=true`, say): at start, that is an error naming MONGODB_URI.
     pymongo's messages name the option, never the URI, so no credential is printed.
@@ -46,31 +48,55 @@ def _client(uri: str, timeout_ms: int, read_preference: str) -> MongoClient:
                 uri,
                 appname="bot-catalogue",
                 connect=False,
-                serverSelectionTimeoutMS=timeout_ms,
-                connectTimeoutMS=timeout_ms,
-                socketTimeoutMS=timeout_ms,
                 serverMonitoringMode="poll",
-                readPreference=read_preference,
                 datetime_conversion="DATETIME_AUTO",
+                **timeouts,
             )
     except (PyMongoError, ValueError, OSError, UserWarning) as error:
         raise ConfigError("MONGODB_URI", str(error)) from None
 
 
 def init_app(app: Flask, client: MongoClient | None = None) -> None:
-    """Attach a client; tests hand in their own (mongomock or a test server)."""
+    """Attach a client; tests hand in their own (mongomock or a test server), which then
+    serves the command line too."""
     if client is None:
+        timeout_ms = app.config["MONGODB_TIMEOUT_MS"]
         client = _client(
             app.config["MONGODB_URI"],
-            app.config["MONGODB_TIMEOUT_MS"],
-            app.config["MONGODB_READ_PREFERENCE"],
+            serverSelectionTimeoutMS=timeout_ms,
+            connectTimeoutMS=timeout_ms,
+            socketTimeoutMS=timeout_ms,
+            readPreference=app.config["MONGODB_READ_PREFERENCE"],
         )
+        app.extensions["mongo_admin"] = None
+    else:
+        app.extensions["mongo_admin"] = client
     app.extensions["mongo"] = client
 
 
 def get_db() -> Database:
     app = current_app
     return app.extensions["mongo"][app.config["MONGODB_DB"]]
+
+
+def admin_db() -> Database:
+    """The database of the command line, on a client of its own, made at first use.
+
+    Its commands (index builds, bulk loads) may take minutes on a real database: they are
+    bound by MONGODB_ADMIN_TIMEOUT_MS (0: no limit), never by MONGODB_TIMEOUT_MS. That one
+    still bounds finding the server, so that an unreachable one is reported as soon; the
+    driver's connect timeout (20 s) also bounds its heartbeats, so that a server busy
+    building an index is not taken for a dead one, which would cancel the build's command.
+    """
+    app = current_app
+    if app.extensions["mongo_admin"] is None:
+        app.extensions["mongo_admin"] = _client(
+            app.config["MONGODB_URI"],
+            serverSelectionTimeoutMS=app.config["MONGODB_TIMEOUT_MS"],
+            socketTimeoutMS=app.config["MONGODB_ADMIN_TIMEOUT_MS"] or None,
+            readPreference="primary",
+        )
+    return app.extensions["mongo_admin"][app.config["MONGODB_DB"]]
 
 
 def ping(timeout_seconds: float) -> None:

@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import pymongo
@@ -42,15 +41,15 @@ class EmbeddedDatabase:
     """One daemon with its data in `data` and its output appended to `log`.
 
     It can be stopped and started again on the same port and data, as an outage would.
-    `flags` go to the daemon as they are (`--auth`, `--tls-cert-file ...`); whoever sets
-    them sets `uri` to match, since `wait` reaches the daemon through it.
     """
 
-    def __init__(self, data: Path, log: Path, port: int | None = None, flags: Sequence[str] = ()):
+    # More `secantusd-py` flags, for a subclass.
+    options: tuple[str, ...] = ()
+
+    def __init__(self, data: Path, log: Path, port: int | None = None):
         self.data = data
         self.log = log
         self.port = port or free_port()
-        self.flags = list(flags)
         self.uri = f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
         self.process: subprocess.Popen | None = None
 
@@ -72,7 +71,7 @@ class EmbeddedDatabase:
         with open(self.log, "ab") as output:
             self.process = subprocess.Popen(
                 [daemon, "--host", "127.0.0.1", "--port", str(self.port)]
-                + ["--storage-path", str(self.data), "--log-level", "WARNING", *self.flags],
+                + ["--storage-path", str(self.data), "--log-level", "WARNING", *self.options],
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=own_session,

@@ -13,10 +13,14 @@ class ErrorSchema(Schema):
     )
 
 
-def page_schema(item_schema: type[Schema]) -> type[Schema]:
+class PageSchema(Schema):
+    """The base of every list envelope (`page_schema`), by which a blueprint knows a page."""
+
+
+def page_schema(item_schema: type[Schema]) -> type[PageSchema]:
     """The list envelope around `item_schema`, named after it for the OpenAPI document."""
     name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
-    return Schema.from_dict(
+    return PageSchema.from_dict(
         {
             "results": fields.List(fields.Nested(item_schema), required=True),
             "page": fields.Integer(required=True),

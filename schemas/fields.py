@@ -148,6 +148,52 @@ class QueryText(fields.String):
         return text
 
 
+class QueryTimestamp(fields.AwareDateTime):
+    """An instant: an RFC 3339 date-time (ISO 8601 with `Z` or an offset), or a date alone
+    for midnight UTC.
+
+    Loaded as a naive UTC datetime, the way stored timestamps compare. A time without an
+    offset is refused rather than guessed. An offset's `+` sent unencoded arrives as a space,
+    and is read as the `+` it was. An instant that an offset moves out of years 1 to 9999 is
+    clamped to their ends, where no stored timestamp lies, so that every RFC 3339 date-time
+    is accepted; the upper end is a whole millisecond, as BSON keeps them.
+    """
+
+    FIRST = dt.datetime.min
+    LAST = dt.datetime.max.replace(microsecond=999000)
+    _SHAPE = re.compile(
+        r"(?P<date>\d{4}-\d{2}-\d{2})"
+        r"(?:[Tt ](?P<time>\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)"
+        r"(?:(?P<utc>[Zz])|(?P<sign>[-+ ])(?P<offset>\d{2}:\d{2}))?)?",
+        re.ASCII,
+    )
+    default_error_messages = {
+        "invalid": "Not an ISO 8601 timestamp: use 2026-01-02T03:04:05Z, an offset such "
+        "as +02:00 instead of Z, or a date alone (2026-01-02).",
+        "invalid_awareness": "A time needs Z or an offset such as +02:00.",
+    }
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        shape = self._SHAPE.fullmatch(value) if isinstance(value, str) else None
+        if shape is None:
+            raise self.make_error("invalid")
+        if shape["time"] is None:
+            day = super()._deserialize(shape["date"] + "T00:00Z", attr, data, **kwargs)
+            return day.replace(tzinfo=None)
+        offset = ""
+        if shape["utc"]:
+            offset = "Z"
+        elif shape["sign"]:
+            offset = shape["sign"].replace(" ", "+") + shape["offset"]
+        text = f"{shape['date']}T{shape['time']}{offset}"
+        moment = super()._deserialize(text, attr, data, **kwargs)
+        try:
+            utc = moment.astimezone(dt.UTC).replace(tzinfo=None)
+        except OverflowError:
+            return self.FIRST if moment.year == self.FIRST.year else self.LAST
+        return min(utc, self.LAST)
+
+
 class CommaSeparatedIds(fields.Field):
     MAX_IDS = 50
 

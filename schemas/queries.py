@@ -9,6 +9,7 @@ from schemas.fields import (
     QueryBoolean,
     QueryInteger,
     QueryText,
+    QueryTimestamp,
     SortBy,
 )
 
@@ -82,6 +83,34 @@ def _sort(attributes: tuple[str, ...], default: list[tuple[str, int]]):
 class BotRequestListQuery(PageQuery):
     name = _name()
     sort = _sort(REQUEST_SORT_ATTRIBUTES, [("createdAt", -1)])
+    bot = QueryText(metadata={"description": "A bot's slug: only requests of that bot."})
+    created_from = QueryTimestamp(
+        data_key="createdFrom",
+        metadata={
+            "description": "Only requests created at or after this instant: ISO 8601 with `Z` "
+            "or an offset, or a date alone for midnight UTC."
+        },
+    )
+    created_to = QueryTimestamp(
+        data_key="createdTo",
+        metadata={
+            "description": "Only requests created before this instant (exclusive), written "
+            "as `createdFrom`; it must be later than `createdFrom`."
+        },
+    )
+
+    @validates_schema
+    def ordered_period(self, data, **kwargs):
+        start, end = data.get("created_from"), data.get("created_to")
+        if start is not None and end is not None and not start < end:
+            raise ValidationError("Must be later than createdFrom.", "createdTo")
+
+
+class OrganizationBotRequestListQuery(BotRequestListQuery):
+    created_by = ObjectIdString(
+        data_key="createdBy",
+        metadata={"description": "A user's id: only the requests that user made."},
+    )
 
 
 class OrganizationBotListQuery(PageQuery):

@@ -10,7 +10,6 @@ Unknown extra fields are kept, as the writing system may store more than the ser
 """
 
 import datetime as dt
-import ipaddress
 import math
 from decimal import Decimal
 
@@ -96,13 +95,6 @@ def _references(collection: str):
     return fields.List(_reference(collection), load_default=list)
 
 
-def _valid_ip(value: str) -> None:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError as error:
-        raise ValidationError("Not a valid IP address.") from error
-
-
 class StoredDocument(Schema):
     class Meta:
         unknown = INCLUDE
@@ -116,7 +108,8 @@ class OrganizationDocument(StoredDocument):
 
 class UserDocument(StoredDocument):
     name = _text(required=True)
-    email = fields.Email(metadata={"unique": True})
+    # Neither required nor unique (contract section 1): users may share one, or have none.
+    email = fields.Email(allow_none=True)
     role = fields.String(validate=OneOf(["user", "admin"]), load_default="user")
     organizations = _references("organizations")
 
@@ -189,7 +182,8 @@ class BotRequestDocument(StoredDocument):
     organization = _optional_reference("organizations")
     inputs = fields.Dict(load_default=dict)
     response = fields.Dict(load_default=dict)
-    ip = fields.String(allow_none=True, load_default=None, validate=_valid_ip)
+    # Whatever the writer recorded: proxies' lists, "unknown", a port after the address...
+    ip = fields.String(allow_none=True, load_default=None)
     createdAt = StoredDateTime(required=True)
     updatedAt = StoredDateTime(required=True)
 

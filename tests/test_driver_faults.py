@@ -38,7 +38,8 @@ NODE_GOING_AWAY = (91, 11600, 189, 10107, 6, 9001)
 
 @pytest.fixture(scope="module")
 def server():
-    wire = WireServer(flags=["--enable-test-commands"]).start()
+    """Its own: a fail point is server-wide, and a stall would hold up every other test."""
+    wire = WireServer().start()
     yield wire
     wire.close()
 

@@ -90,14 +90,33 @@ def _urls(world: World) -> list[tuple[str, str]]:
     ]
     lists += [f"/v1/bots/?{query}" for query in bot_filters]
     lists += [f"/v1/organizations/{acme}/bots/?name=bot&tags={tag}"]
-    request_lists = []
+    period = "createdFrom=2026-01-02T03:05:00Z&createdTo=2026-01-02T05:00:00%2B01:00"
+    request_filters = [
+        "",
+        "name=bot",
+        "bot=acme-bot",
+        "bot=no-such-bot",
+        "bot=public-bot&name=public",
+        "createdFrom=2026-01-02T03:10:00Z",
+        "createdTo=2026-01-03",
+        period,
+        f"bot=acme-bot&name=bot&{period}&page=2&limit=2",
+    ]
+    member_filters = [
+        f"createdBy={ada}",
+        f"createdBy={ada}&bot=beta-bot",
+        f"createdBy={ada}&name=bot&{period}",
+        f"createdBy={cy}&bot=public-bot&{period}&page=2&limit=1",
+    ]
+    request_lists, organization_request_lists = [], []
     for attribute in REQUEST_SORTS:
         for direction in ("asc", "desc"):
-            request_lists += [
-                f"?sortBy={attribute}:{direction}",
-                f"?sortBy={attribute}:{direction}&name=bot",
+            request_lists += [f"?sortBy={attribute}:{direction}&{q}" for q in request_filters]
+            organization_request_lists += [
+                f"?sortBy={attribute}:{direction}&{q}" for q in member_filters
             ]
     request_lists += ["?page=4&limit=3", "?sortBy=createdAt,updatedAt:desc"]
+    organization_request_lists += request_lists
     urls = [(caller, url) for caller in ("ada", "admin", "acme") for url in lists]
     urls += [
         (caller, f"/v1/bots/{slug}/")
@@ -109,7 +128,7 @@ def _urls(world: World) -> list[tuple[str, str]]:
     urls += [
         (caller, f"/v1/organizations/{acme}/requests/{query}")
         for caller in ("ada", "acme")
-        for query in request_lists
+        for query in organization_request_lists
     ]
     urls += [("ada", f"/v1/requests/{request}/"), ("cy", f"/v1/requests/{cy_request}/")]
     urls += [

@@ -60,16 +60,27 @@ def _server_certificate(folder: Path, authority: str) -> None:
     )  # fmt: skip
 
 
-def _uri(server: WireServer, password: str, authority: str) -> str:
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory) -> Path:
+    """The server's CA and its certificate, and a CA that signed nothing of it."""
+    folder = tmp_path_factory.mktemp("tls")
+    _certificate_authority(folder, "ca")
+    _certificate_authority(folder, "unknown-ca")
+    _server_certificate(folder, "ca")
+    return folder
+
+
+def _uri(server: WireServer, password: str, authority: Path) -> str:
     return (
         f"mongodb://{USER}:{password}@127.0.0.1:{server.port}/?directConnection=true"
-        f"&authSource=admin&tls=true&tlsCAFile={server.folder / f'{authority}.pem'}"
+        f"&authSource=admin&tls=true&tlsCAFile={authority}"
     )
 
 
 @pytest.fixture(scope="module")
-def server():
-    """Users are created on an open server, which then restarts locked (SecantusDB's way)."""
+def server(certificates):
+    """Users are created on an open server, which then restarts locked (SecantusDB's way),
+    reached through the credentials and the CA from then on: `wait` asks through `uri`."""
     wire = WireServer().start()
     try:
         client = pymongo.MongoClient(wire.uri)
@@ -78,12 +89,10 @@ def server():
         )
         client.close()
         wire.stop()
-        _certificate_authority(wire.folder, "ca")
-        _certificate_authority(wire.folder, "unknown-ca")
-        _server_certificate(wire.folder, "ca")
-        wire.flags = ["--auth", "--tls-cert-file", str(wire.folder / "server.pem")]
-        wire.flags += ["--tls-key-file", str(wire.folder / "server.key")]
-        wire.uri = _uri(wire, PASSWORD, "ca")
+        wire.options = (*wire.options, "--auth")
+        wire.options += ("--tls-cert-file", str(certificates / "server.pem"))
+        wire.options += ("--tls-key-file", str(certificates / "server.key"))
+        wire.uri = _uri(wire, PASSWORD, certificates / "ca.pem")
         wire.start()
         yield wire
     finally:
@@ -178,10 +187,10 @@ def test_the_service_works_with_credentials_and_tls(server, loaded):
     ids=["wrong password", "unknown CA"],
 )
 def test_refused_credentials_or_certificate_are_503s_and_one_line_from_each_command(
-    server, loaded, password, authority, reason
+    server, certificates, loaded, password, authority, reason
 ):
     token, _ = loaded
-    uri = _uri(server, password, authority)
+    uri = _uri(server, password, certificates / f"{authority}.pem")
     settings = {"MONGODB_URI": uri, "MONGODB_DB": DATABASE, "MONGODB_TIMEOUT_MS": TIMEOUT_MS}
     with GunicornServer(settings) as gunicorn:
         answers = [
@@ -203,6 +212,6 @@ def test_refused_credentials_or_certificate_are_503s_and_one_line_from_each_comm
         assert result.returncode == 1, command
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1, result.stderr
-        assert lines[0].startswith("Error: The database is unavailable: ")
+        assert lines[0].startswith("Error: The database failed: ")
         assert reason in lines[0]
         _assert_no_password(result.stdout, result.stderr)

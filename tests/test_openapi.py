@@ -1,6 +1,7 @@
 """The OpenAPI document: valid, and complete for every route the app serves."""
 
 import re
+from unittest.mock import ANY
 
 import pytest
 from openapi_spec_validator import validate
@@ -78,6 +79,34 @@ def test_every_operation_has_a_summary_a_schema_and_the_shared_responses(documen
             _resolve(document, parameter)["name"] for parameter in operation["parameters"]
         }
         assert {"If-None-Match", "X-Request-ID"} <= header_parameters, path
+
+
+def test_every_operation_has_a_unique_operation_id_and_a_description(document):
+    operation_ids = [operation["operationId"] for _, _, operation in _operations(document)]
+    assert len(operation_ids) == len(set(operation_ids))
+    assert all(re.fullmatch("[a-z][a-zA-Z]+", operation_id) for operation_id in operation_ids)
+    for path, _, operation in _operations(document):
+        assert operation["description"].strip(), path
+        assert operation["description"] != operation["summary"], path
+
+
+def test_tags_are_described_and_servers_given(document):
+    tags = {tag["name"]: tag["description"] for tag in document["tags"]}
+    assert all(tags.values())
+    for path, _, operation in _operations(document):
+        assert len(operation["tags"]) == 1 and operation["tags"][0] in tags, path
+    assert document["servers"] == [{"url": "/", "description": ANY}]
+
+
+def test_path_parameters_are_described(document):
+    for path, item in document["paths"].items():
+        for parameter in item.get("parameters", []):
+            assert parameter["description"], (path, parameter["name"])
+
+
+def test_nullable_summaries_are_their_schema_or_null(document):
+    bot = document["components"]["schemas"]["BotRequest"]["properties"]["bot"]
+    assert bot == {"allOf": [{"$ref": "#/components/schemas/BotSummary"}], "nullable": True}
 
 
 def test_errors_carry_the_error_schema(document):

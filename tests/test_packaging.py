@@ -20,7 +20,9 @@ def wheel_files(tmp_path_factory) -> set[str]:
     shutil.copytree(
         ROOT,
         source,
-        ignore=shutil.ignore_patterns(".*", "var", "build", "*.egg-info", "__pycache__"),
+        ignore=shutil.ignore_patterns(
+            ".*", "var", "build", "*.egg-info", "__pycache__", "node_modules"
+        ),
     )
     folder = tmp_path_factory.mktemp("wheel")
     subprocess.run(

@@ -21,6 +21,7 @@ APP_SETTINGS = [
     ("MONGODB_URI", "http://127.0.0.1:27017/", "URI must begin with 'mongodb://'"),
     ("MONGODB_DB", "bot.catalogue", "not a MongoDB database name"),
     ("MONGODB_TIMEOUT_MS", "5s", "must be a whole number"),
+    ("MONGODB_ADMIN_TIMEOUT_MS", "-1", "must be at least 0"),
     ("MONGODB_READ_PREFERENCE", "fastest", "must be one of primary,"),
     ("READYZ_TIMEOUT_MS", "0", "must be at least 1"),
     ("RATELIMIT_ENABLED", "maybe", "must be true or false"),

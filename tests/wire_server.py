@@ -5,7 +5,6 @@
 
 import shutil
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 from runtime.embedded_database import EmbeddedDatabase, free_port
@@ -14,16 +13,16 @@ __all__ = ["WireServer", "free_port"]
 
 
 class WireServer(EmbeddedDatabase):
-    """On a free loopback port, with its data in a temporary folder that close() removes."""
+    """On a free loopback port, with its data in a temporary folder that close() removes.
 
-    def __init__(self, flags: Sequence[str] = ()):
+    Test commands are on: `configureFailPoint` makes the server fail chosen commands.
+    """
+
+    options = ("--enable-test-commands",)
+
+    def __init__(self):
         self._folder = Path(tempfile.mkdtemp(prefix="secantus-test-"))
-        super().__init__(self._folder / "db", self._folder / "server.log", flags=flags)
-
-    @property
-    def folder(self) -> Path:
-        """Removed with the server: a place for its certificates, say."""
-        return self._folder
+        super().__init__(self._folder / "db", self._folder / "server.log")
 
     def close(self) -> None:
         self.stop()

@@ -1,16 +1,23 @@
 """The OpenAPI document's shared parts, and the /docs page that renders it.
 
+The document is also the source clients are generated from (docs/api.md, Clients), so every
+operation carries an `operationId` (the generated method's name, part of the client's
+interface: never rename one), a summary and a description from its view's docstring; tags
+carry their blueprint's description, and `servers` is the host that serves the document.
+
 The views document their own query and body; what every operation shares (the Bearer
 scheme, ETag and 304, X-Request-ID, rate limit headers and 429, 405, 401 and 503 behind
 authentication) happens in hooks around the views, so it is written into the document here,
 once, by `Blueprint`. The field types of `schemas/fields.py` are mapped here as well.
 """
 
+import re
 from http import HTTPStatus
 
 import flask
 import flask_smorest
 from flask import Flask, send_from_directory
+from marshmallow import fields
 from swagger_ui_bundle import swagger_ui_path
 
 from access.authentication import auth
@@ -38,12 +45,23 @@ SETTINGS = {
     "API_SPEC_OPTIONS": {
         "info": {
             "description": "Read-only catalogue of bots and bot requests, for users and "
-            "organizations, behind Bearer tokens. Every error has the `Error` body."
-        }
+            "organizations, behind Bearer tokens. Every error has the `Error` body.",
+            "contact": {"name": "Bot Catalogue Service"},
+        },
+        # Relative: the host that served this document, whatever name it is reached by.
+        "servers": [{"url": "/", "description": "The host that serves this document."}],
     },
 }
 
 _ID = "[0-9a-fA-F]{24}"
+
+# Path parameters by name, as the routes spell them; the converters give their schemas.
+_PATH_PARAMETERS = {
+    "organization_id": "The organization's id: 24 hexadecimal characters.",
+    "bot_request_id": "The bot request's id: 24 hexadecimal characters.",
+    "slug": "The bot's slug.",
+}
+_RULE_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 _FIELD_TYPES = (
     (ObjectIdString, "string", None),
@@ -92,7 +110,14 @@ _HEADERS = {
     "RETRY_AFTER": _header("Seconds to wait before retrying.", type="integer"),
     "WWW_AUTHENTICATE": _header("The scheme to authenticate with: `Bearer`.", type="string"),
     "ALLOW": _header("The methods this path allows.", type="string"),
+    "LINK": _header(
+        "Links to the `first`, `prev`, `next` and `last` pages (RFC 8288, as GitHub sends "
+        "them): this request's URL with only `page` changed. `prev` is absent on page 1, "
+        "`next` on the last page and beyond, `last` when nothing matches.",
+        type="string",
+    ),
 }
+LINK_HEADER = "LINK"
 
 _COMMON_HEADERS = {REQUEST_ID_HEADER: "X_REQUEST_ID", "Cache-Control": "CACHE_CONTROL"}
 _RATE_LIMIT_HEADERS = {
@@ -156,6 +181,15 @@ class Blueprint(flask_smorest.Blueprint):
         self.rate_limited = rate_limited
         self._prepare_doc_cbks.append(self._prepare_shared_doc)
 
+    def route(self, rule, *, parameters=None, **options):
+        """flask-smorest's route, describing the rule's path parameters."""
+        described = [
+            {"in": "path", "name": name, "description": _PATH_PARAMETERS[name]}
+            for name in _RULE_VARIABLE.findall(rule)
+            if name in _PATH_PARAMETERS
+        ]
+        return super().route(rule, parameters=[*described, *(parameters or [])], **options)
+
     @staticmethod
     def login_required(func):
         """Flask-HTTPAuth's Bearer check; the operation then documents security, 401 and 503."""
@@ -194,6 +228,19 @@ class Blueprint(flask_smorest.Blueprint):
         return doc
 
 
+def _nullable_reference(converter, field, ret: dict, **kwargs) -> dict:
+    """apispec attribute function: a nullable nested schema as `allOf` its reference.
+
+    For OpenAPI 3.0, apispec writes `anyOf: [{type: object, nullable: true}, {$ref}]`, whose
+    first branch accepts any object: generated clients parse the summary into a shapeless
+    object. `{nullable: true, allOf: [{$ref}]}` is read as "the schema, or null".
+    """
+    if not (isinstance(field, fields.Nested) and field.allow_none and "anyOf" in ret):
+        return {}
+    references = [branch for branch in ret.pop("anyOf") if "$ref" in branch]
+    return {"allOf": references, "nullable": True}
+
+
 def _field_constraints(converter, field, **kwargs) -> dict:
     """apispec attribute function: what our fields check beyond their type."""
     if isinstance(field, SortBy):
@@ -206,6 +253,9 @@ def _field_constraints(converter, field, **kwargs) -> dict:
 
 def _register_components(api: flask_smorest.Api) -> None:
     spec = api.spec
+    # Registered by flask-smorest for its X-Pagination header; our pages are in the body, and
+    # an unused schema would become an unused model in every generated client.
+    del spec.components.schemas["PaginationMetadata"]
     spec.components.security_scheme(
         BEARER_SCHEME,
         {
@@ -241,5 +291,6 @@ def init_app(app: Flask, api: flask_smorest.Api) -> None:
     for field_class, *openapi_type in _FIELD_TYPES:
         api.register_field(field_class, *openapi_type)
     api.ma_plugin.converter.add_attribute_function(_field_constraints)
+    api.ma_plugin.converter.add_attribute_function(_nullable_reference)
     _register_components(api)
     app.register_blueprint(_assets)
