@@ -4,6 +4,7 @@ import os
 import re
 from collections.abc import Mapping
 
+import pymongo
 from flask import Flask
 from pymongo import MongoClient
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -27,6 +28,15 @@ _API_SETTINGS = {
 class _Flask(Flask):
     def log_exception(self, exc_info) -> None:
         """Left to `errors.http_error`, which logs every 500 once, with its request id."""
+
+    def full_dispatch_request(self):
+        """All the database work of one request, authentication included, shares one
+        deadline, MONGODB_TIMEOUT_MS: pymongo's client-side operation timeout, which bounds
+        server selection, connecting, waiting for a reply and every retry together, and
+        sends the rest of it to the server as maxTimeMS. A request to a stalled database
+        therefore ends as a 503 when the time is up, and frees its thread."""
+        with pymongo.timeout(self.config["MONGODB_TIMEOUT_MS"] / 1000):
+            return super().full_dispatch_request()
 
 
 class _MergeSlashes:

@@ -7,16 +7,15 @@ from pathlib import Path
 from typing import NoReturn
 
 import click
-from flask.cli import AppGroup
-from pymongo.errors import PyMongoError
 
 from access.authentication import hash_token, new_token
 from commands import demo, loading
+from commands.groups import DatabaseGroup
 from repositories.indexes import IndexConflict, Outcome, index_outcomes
 from repositories.token_admin import TokenAdmin
 from runtime.database import admin_db
 
-group = AppGroup("db", help="Set up and fill the database.")
+group = DatabaseGroup("db", help="Set up and fill the database.")
 
 
 _SUMMARY = {"built": "built", "present": "already there", "reused": "reused"}
@@ -44,16 +43,13 @@ def init():
     """
     db = admin_db()
     done, conflicts = Counter(), 0
-    try:
-        for outcome in index_outcomes(db):
-            if isinstance(outcome, IndexConflict):
-                conflicts += 1
-                click.echo(f"Error: {outcome}", err=True)
-            else:
-                done[outcome.action] += 1
-                click.echo(_describe(outcome))
-    except PyMongoError as error:
-        raise click.ClickException(f"The database failed: {error}") from None
+    for outcome in index_outcomes(db):
+        if isinstance(outcome, IndexConflict):
+            conflicts += 1
+            click.echo(f"Error: {outcome}", err=True)
+        else:
+            done[outcome.action] += 1
+            click.echo(_describe(outcome))
     summary = ", ".join(f"{count} {_SUMMARY[action]}" for action, count in done.items())
     click.echo(f"Indexes of {db.name!r}: {summary or 'none'}.")
     if conflicts:
@@ -109,8 +105,6 @@ def load(files):
         checked = loading.check_files(db, files)
     except loading.LoadError as error:
         _fail(error.problems)
-    except PyMongoError as error:
-        raise click.ClickException(f"The database failed: {error}") from None
     _warn_dangling(checked.dangling)
     _echo_counts(_write(db, checked.entries, replace=True), "replaced")
 

@@ -8,15 +8,15 @@ import datetime as dt
 import click
 from bson import ObjectId
 from flask import current_app
-from flask.cli import AppGroup
 
 from access.authentication import hash_token, new_token
 from access.exceptions import NotFound
+from commands.groups import DatabaseGroup
 from repositories.token_admin import TokenAdmin
 from runtime.database import admin_db
 from schemas.fields import format_timestamp
 
-group = AppGroup("tokens", help="Issue, list and revoke bearer tokens.")
+group = DatabaseGroup("tokens", help="Issue, list and revoke bearer tokens.")
 
 
 def _now() -> dt.datetime:

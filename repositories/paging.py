@@ -25,6 +25,7 @@ field selects: it loads and decodes all of them before it sorts, skips and limit
 are therefore written field by field with the most selective indexed field first.
 """
 
+import contextvars
 import datetime as dt
 import heapq
 import os
@@ -132,12 +133,16 @@ os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _submit(function, *args) -> Future:
-    """Run independent queries of one request side by side; pymongo clients are thread-safe."""
+    """Run independent queries of one request side by side; pymongo clients are thread-safe.
+
+    Each runs in a copy of the caller's context, which carries the request's deadline
+    (`pymongo.timeout` keeps it in a context variable, which a pool thread does not inherit).
+    """
     global _pool
     with _pool_lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(POOL_THREADS, thread_name_prefix="query")
-        return _pool.submit(function, *args)
+        return _pool.submit(contextvars.copy_context().run, function, *args)
 
 
 def count(collection: Collection, match: dict) -> int:

@@ -1,6 +1,8 @@
 """One MongoClient per process, kept on the app; requests borrow its database.
 
 The command line gets a second client, whose commands are not held to the request timeout.
+What counts as the database being unavailable, rather than refusing what was asked, is
+decided here too (`unavailable`), and how a database error is told in one line (`describe`).
 """
 
 import warnings
@@ -8,15 +10,37 @@ import warnings
 from flask import Flask, current_app
 from pymongo import MongoClient, timeout
 from pymongo.database import Database
-from pymongo.errors import PyMongoError
+from pymongo.errors import ConnectionFailure, OperationFailure, PyMongoError
 
 from runtime.config import ConfigError
+
+# Error replies that mean "this node cannot serve now", which pymongo raises as a plain
+# OperationFailure: the Retryable Reads specification's codes that are not already a
+# NotPrimaryError (a ConnectionFailure). A refused login is not retried, but no request can
+# be served either.
+_TRANSIENT_CODES = {
+    6: "HostUnreachable",
+    7: "HostNotFound",
+    89: "NetworkTimeout",
+    134: "ReadConcernMajorityNotAvailableYet",
+    262: "ExceededTimeLimit",
+    9001: "SocketException",
+}
+_AUTHENTICATION_FAILED = 18
 
 
 def _client(uri: str, **timeouts) -> MongoClient:
     """The driver only warns about an unknown URI option or a bad value, and would run on
     without it (without `tls=true`, say): at start, that is an error naming MONGODB_URI.
-    pymongo's messages name the option, never the URI, so no credential is printed."""
+    pymongo's messages name the option, never the URI, so no credential is printed.
+
+    The server monitor polls rather than streams. A node that answers a command with "shutting
+    down" or "not primary" is marked unknown, and the driver asks its monitor to look again
+    before the read is retried: a polling monitor does so at once (at most every half
+    second), a streaming one only when the server pushes a change of state, which a node
+    that refused one command may never do; the retry would then wait out the deadline, and
+    the requests after it find no server for up to heartbeatFrequencyMS (10 seconds).
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", UserWarning)
@@ -24,6 +48,7 @@ def _client(uri: str, **timeouts) -> MongoClient:
                 uri,
                 appname="bot-catalogue",
                 connect=False,
+                serverMonitoringMode="poll",
                 datetime_conversion="DATETIME_AUTO",
                 **timeouts,
             )
@@ -78,3 +103,28 @@ def ping(timeout_seconds: float) -> None:
     """Ask the server to answer within `timeout_seconds`, server selection included."""
     with timeout(timeout_seconds):
         current_app.extensions["mongo"].admin.command("ping")
+
+
+def unavailable(error: PyMongoError) -> bool:
+    """Whether the database could not serve (down, unreachable, stepping down, too slow,
+    refusing our login), as opposed to refusing what we asked, which is a bug to look at.
+
+    ConnectionFailure covers lost and closed connections, network and server-selection
+    timeouts and "not primary" or "shutting down" replies; `timeout` an operation that
+    outlived its deadline on the server (ExecutionTimeout).
+    """
+    if isinstance(error, ConnectionFailure) or error.timeout:
+        return True
+    return isinstance(error, OperationFailure) and (
+        error.code in _TRANSIENT_CODES or error.code == _AUTHENTICATION_FAILED
+    )
+
+
+def describe(error: PyMongoError) -> str:
+    """The reason in one line for an operator: the server's own message for an error reply,
+    else pymongo's, without the topology description a server-selection timeout appends.
+
+    Neither holds the URI, so no credential is repeated."""
+    if isinstance(error, OperationFailure) and (error.details or {}).get("errmsg"):
+        return f"{error.details['errmsg']} (code {error.code})"
+    return str(error).partition(", Timeout: ")[0]

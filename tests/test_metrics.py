@@ -141,7 +141,7 @@ def test_refusals_are_counted_by_the_limit_reached(world):
 
 def test_a_database_error_that_is_a_500_is_counted_too(world, monkeypatch):
     def refused(self, token_hash):
-        raise OperationFailure("Authentication failed.", code=18)
+        raise OperationFailure("BadValue", code=2)
 
     monkeypatch.setattr(TokenRepository, "find", refused)
     client = _app(world, PROPAGATE_EXCEPTIONS=False).test_client()

@@ -10,10 +10,11 @@ from http import HTTPStatus
 
 import flask_smorest
 from flask import Flask, Response, json
-from pymongo.errors import ConnectionFailure, PyMongoError
+from pymongo.errors import PyMongoError
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
 from access.exceptions import DomainError
+from runtime import database
 from schemas.common import ErrorSchema
 from web.metrics import DATABASE_ERRORS
 
@@ -92,8 +93,13 @@ def _domain_error(error: DomainError) -> Response:
     return json_error(error.status, error.message)
 
 
-def _database_unavailable(error: ConnectionFailure) -> Response:
-    log.warning("database unavailable: %s", type(error).__name__)
+def _database_error(error: PyMongoError) -> Response:
+    """A database that cannot serve is a 503 the client may retry; anything else the
+    database refuses is our mistake: a 500, logged with its traceback like any other
+    (and counted by `http_error`)."""
+    if not database.unavailable(error):
+        return http_error(InternalServerError(original_exception=error))
+    log.warning("database unavailable: %s: %s", type(error).__name__, database.describe(error))
     DATABASE_ERRORS.labels(error=type(error).__name__).inc()
     return http_error(ServiceUnavailable(retry_after=1))
 
@@ -109,5 +115,4 @@ class Api(flask_smorest.Api):
 
 def init_app(app: Flask) -> None:
     app.register_error_handler(DomainError, _domain_error)
-    # Server selection timeouts, lost connections and network timeouts are all of this kind.
-    app.register_error_handler(ConnectionFailure, _database_unavailable)
+    app.register_error_handler(PyMongoError, _database_error)
