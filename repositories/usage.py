@@ -114,8 +114,7 @@ def _days(start: dt.datetime, end: dt.datetime) -> list[str]:
     """Every date the period touches: a partial first or last day counts as its date."""
     first, last = start.date(), (end - dt.timedelta(microseconds=1)).date()
     return [
-        (first + dt.timedelta(days=n)).strftime(_DAY_FORMAT)
-        for n in range((last - first).days + 1)
+        (first + dt.timedelta(days=n)).strftime(_DAY_FORMAT) for n in range((last - first).days + 1)
     ]
 
 

@@ -88,7 +88,9 @@ def _expected(db, match: dict, start: dt.datetime, end: dt.datetime, group_by: s
     if group_by == "day":
         first, last = start.date(), (end - dt.timedelta(microseconds=1)).date()
         dates = [str(first + dt.timedelta(days=n)) for n in range((last - first).days + 1)]
-        return [{"key": day, "requests": groups[day][0], "credits": groups[day][1]} for day in dates]
+        return [
+            {"key": day, "requests": groups[day][0], "credits": groups[day][1]} for day in dates
+        ]
     fields = ("id", "slug", "name") if group_by == "bot" else ("id", "name")
     rows = [
         {"key": dict(zip(fields, key, strict=True)), "requests": n, "credits": credits}
