@@ -243,3 +243,14 @@ def test_decimal_costs_are_numbers(request, client, world):
         "/v1/usage/?from=2026-01-01&to=2026-02-01", headers=bearer(world.token(user=user))
     )
     assert response.get_json()["totals"] == {"requests": 2, "credits": 1.75}
+
+
+def test_a_stored_charge_counts_even_when_its_bot_is_deleted(client, world):
+    """What a run was charged stays charged: only the bot's current cost is gone with it."""
+    user = world.user("Charged")
+    world.bot_request(bot=ObjectId(), created_by=user, creditCost=4)
+    world.bot_request(bot=ObjectId(), created_by=user)
+    response = client.get(
+        "/v1/usage/?from=2026-01-01&to=2026-02-01", headers=bearer(world.token(user=user))
+    )
+    assert sorted(row["credits"] for row in response.get_json()["results"]) == [0, 4]
