@@ -111,11 +111,12 @@ def _key(row: dict, group_by: str):
 
 
 def _days(start: dt.datetime, end: dt.datetime) -> list[str]:
-    """Every date the period touches: a partial first or last day counts as its date."""
+    """Every date the period touches: a partial first or last day counts as its date.
+
+    As `$dateToString` writes them: ISO dates, with four-digit years before 1000 too.
+    """
     first, last = start.date(), (end - dt.timedelta(microseconds=1)).date()
-    return [
-        (first + dt.timedelta(days=n)).strftime(_DAY_FORMAT) for n in range((last - first).days + 1)
-    ]
+    return [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
 
 
 class UsageRepository:

@@ -154,6 +154,11 @@ def test_days_without_requests_are_zeros_and_partial_days_count(client, scene):
     assert body["results"][2]["credits"] == 0
 
 
+def test_days_of_early_years_are_iso_dates(client, scene):
+    body = _get(client, scene, "ada", "/v1/usage/", "to=0103-01-02&groupBy=day").get_json()
+    assert body["results"][-1] == {"key": "0103-01-01", "requests": 0, "credits": 0}
+
+
 def test_bounds_are_inclusive_then_exclusive_to_the_millisecond(client, scene):
     just_after = "from=2026-03-01T22:00:00.001Z&to=2026-03-05T00:00:00.001Z"
     body = _get(client, scene, "acme", f"/v1/organizations/{scene['acme']}/usage/", just_after)
