@@ -83,6 +83,13 @@ def bot_requests(caller: Caller) -> Visibility:
     return Visibility.of(mine, _in_organizations(caller.organization_ids))
 
 
+def own_usage(caller: Caller) -> Visibility:
+    """7.3: a user's usage is the requests it made, wherever; an organization has its own."""
+    if not caller.is_user:
+        raise Forbidden("Organization tokens have no usage of their own: use the organization's.")
+    return Visibility.of({"createdBy": caller.id})
+
+
 def _require_organization(caller: Caller, organization_id: ObjectId) -> None:
     if organization_id not in caller.organization_ids:
         if caller.is_user:

@@ -18,6 +18,7 @@ so `TOKEN_CACHE_SECONDS=30 make bench` measures the endpoints with the opt-in ca
 """
 
 import contextlib
+import datetime as dt
 import functools
 import json
 import math
@@ -43,6 +44,7 @@ from repositories.bot_requests import BotRequestRepository
 from repositories.bots import BotRepository
 from repositories.indexes import ensure_indexes
 from repositories.tokens import TokenRepository
+from repositories.usage import pipeline as usage_pipeline
 from runtime.config import settings_from_env
 
 RESULTS = servers.ROOT / "bench" / "results"
@@ -94,6 +96,22 @@ def endpoints(db) -> list[Endpoint]:
     newest = [("createdAt", -1)]
     visible_bots = policy.bots(user, False)
     mine = policy.bot_requests(user)
+    heavy_requests = policy.organization(caller(db, dataset.organization_token(0)), heavy)
+    # The data set's last 30 days: the heavy organization's usage over the default period.
+    end = dataset.START + dataset.SPAN
+    start = end - dt.timedelta(days=30)
+    period = f"from={start:%Y-%m-%d}&to={end:%Y-%m-%d}"
+
+    def usage(group_by: str) -> Endpoint:
+        """Beside the endpoint, its one aggregation run directly."""
+        stages = usage_pipeline(heavy_requests, start, end, group_by)
+        return Endpoint(
+            f"usage by {group_by} (30 days)",
+            f"/v1/organizations/{heavy}/usage/?{period}&groupBy={group_by}",
+            dataset.organization_token(0),
+            lambda: list(db.botrequests.aggregate(stages)),
+        )
+
     return [
         Endpoint("bots list", "/v1/bots/", user_token,
                  lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10)),
@@ -122,6 +140,8 @@ def endpoints(db) -> list[Endpoint]:
                  lambda: requests.find_page(policy.organization(
                      caller(db, dataset.organization_token(0)), heavy),
                      sort=newest, page=5000, limit=10)),
+        usage("bot"),
+        usage("day"),
     ]  # fmt: skip
 
 

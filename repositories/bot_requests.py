@@ -30,7 +30,7 @@ _JOINS = [
 ]
 
 
-def _stored_instant(moment: dt.datetime) -> dt.datetime:
+def stored_instant(moment: dt.datetime) -> dt.datetime:
     """The first whole millisecond at or after `moment`.
 
     BSON keeps milliseconds and the driver drops the rest, so a bound between two
@@ -70,9 +70,9 @@ class BotRequestRepository:
             filters["bot"] = bots
         created = {}
         if created_from is not None:
-            created["$gte"] = _stored_instant(created_from)
+            created["$gte"] = stored_instant(created_from)
         if created_to is not None:
-            created["$lt"] = _stored_instant(created_to)
+            created["$lt"] = stored_instant(created_to)
         if created:
             filters["createdAt"] = created
         return fetch_page(

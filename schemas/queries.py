@@ -1,7 +1,9 @@
 """Query-string schemas: everything an endpoint accepts, typed (docs/api.md, Query parameters)."""
 
-from marshmallow import RAISE, Schema, ValidationError, pre_load, validates_schema
-from marshmallow.validate import Range
+import datetime as dt
+
+from marshmallow import RAISE, Schema, ValidationError, post_load, pre_load, validates_schema
+from marshmallow.validate import OneOf, Range
 
 from schemas.fields import (
     CommaSeparatedIds,
@@ -130,3 +132,56 @@ class BotListQuery(OrganizationBotListQuery):
     service_directory = QueryText(
         data_key="serviceDirectory", metadata={"description": "Service directory."}
     )
+
+
+USAGE_DAYS = 30
+MAX_USAGE_DAYS = 366
+
+
+def _now() -> dt.datetime:
+    """Now as stored timestamps are: naive UTC, whole milliseconds."""
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def _group_by(*groups: str):
+    return QueryText(
+        data_key="groupBy",
+        load_default=groups[0],
+        validate=OneOf(groups),
+        metadata={"description": f"What the results are grouped by: {', '.join(groups)}."},
+    )
+
+
+class UsageQuery(NoQuery):
+    """7.3: a period, `to` exclusive; by default the 30 days before `to`, which is now."""
+
+    start = QueryTimestamp(
+        data_key="from",
+        metadata={
+            "description": "Start of the period (inclusive): ISO 8601 with `Z` or an offset, or "
+            f"a date alone for midnight UTC. Default: {USAGE_DAYS} days before `to`."
+        },
+    )
+    end = QueryTimestamp(
+        data_key="to",
+        metadata={
+            "description": "End of the period (exclusive), written as `from`; later than "
+            f"`from`, and at most {MAX_USAGE_DAYS} days after it. Default: now."
+        },
+    )
+    group_by = _group_by("bot", "day")
+
+    @post_load
+    def period(self, data, **kwargs):
+        end = data.get("end") or _now()
+        start = data.get("start") or end - min(dt.timedelta(days=USAGE_DAYS), end - dt.datetime.min)
+        if not start < end:
+            raise ValidationError("Must be later than from.", "to")
+        if end - start > dt.timedelta(days=MAX_USAGE_DAYS):
+            raise ValidationError(f"Must be at most {MAX_USAGE_DAYS} days after from.", "to")
+        return {**data, "start": start, "end": end}
+
+
+class OrganizationUsageQuery(UsageQuery):
+    group_by = _group_by("bot", "day", "user")

@@ -10,7 +10,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from app import create_app
 from schemas.fields import QueryTimestamp
-from schemas.queries import MAX_OFFSET
+from schemas.queries import MAX_OFFSET, OrganizationUsageQuery
 from tests.conftest import TEST_SETTINGS
 from tests.factories import World
 
@@ -77,6 +77,21 @@ def _unordered_period(query: dict) -> bool:
     return not start < end
 
 
+def _unaccepted_usage_period(query: dict) -> bool:
+    """`from` and `to` (usage) in order and at most 366 days apart, the defaults included:
+    a rule across two parameters, which the usage tests check (tests/test_usage.py)."""
+    if not ("from" in query or "to" in query):
+        return False
+    period = {key: query[key] for key in ("from", "to") if key in query}
+    try:
+        for value in period.values():
+            QueryTimestamp().deserialize(value)
+        OrganizationUsageQuery().load(period)
+    except ValidationError as error:
+        return "to" in error.messages
+    return False
+
+
 def test_api_conforms_to_its_openapi_document(populated_app):
     """Every operation of the document, each generated request sent once per caller kind.
 
@@ -98,7 +113,11 @@ def test_api_conforms_to_its_openapi_document(populated_app):
         )
         def conforms(case):
             query = case.query or {}
-            unstated = _beyond_offset_bound(query) or _unordered_period(query)
+            unstated = (
+                _beyond_offset_bound(query)
+                or _unordered_period(query)
+                or _unaccepted_usage_period(query)
+            )
             excluded = [positive_data_acceptance] if unstated else []
             for token in tokens:
                 headers = {"Authorization": f"Bearer {token}"} if token else {}

@@ -135,6 +135,13 @@ def _urls(world: World) -> list[tuple[str, str]]:
         (caller, f"/v1/organizations/{acme}/requests/{request}/") for caller in ("ada", "acme")
     ]
     urls += [("cy", f"/v1/organizations/{acme}/requests/{cy_request}/")]
+    january = "from=2026-01-01&to=2026-02-01"
+    urls += [("ada", f"/v1/usage/?{january}&groupBy={group}") for group in ("bot", "day")]
+    urls += [
+        (caller, f"/v1/organizations/{acme}/usage/?{january}&groupBy={group}")
+        for caller in ("ada", "acme")
+        for group in ("bot", "day", "user")
+    ]
     return [(tokens[caller], url) for caller, url in urls]
 
 

@@ -41,6 +41,8 @@ OPERATIONS = {
     "getBot": "bots.get_bot",
     "listOrganizationBots": "bots.list_organization_bots",
     "getOrganizationBot": "bots.get_organization_bot",
+    "getUsage": "usage.get_usage",
+    "getOrganizationUsage": "usage.get_organization_usage",
     "getLiveness": "health.get_liveness",
     "getReadiness": "health.get_readiness",
 }
@@ -167,6 +169,13 @@ def _client(generated, base_url: str, token: str | None = None):
     )
 
 
+# The scene's requests are made in January 2026 (tests/factories.py).
+_JANUARY = {
+    "from_": dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    "to": dt.datetime(2026, 2, 1, tzinfo=dt.UTC),
+}
+
+
 def _calls(scene) -> list[tuple[str, str, dict]]:
     """(caller, operationId, arguments): every operation, with a caller it answers 200."""
     acme = scene["acme"]
@@ -184,6 +193,8 @@ def _calls(scene) -> list[tuple[str, str, dict]]:
         ("member", "getBot", {"slug": "acme-bot"}),
         ("organization", "listOrganizationBots", {"organization_id": acme}),
         ("member", "getOrganizationBot", {"organization_id": acme, "slug": "acme-bot"}),
+        ("member", "getUsage", _JANUARY),
+        ("organization", "getOrganizationUsage", {**_JANUARY, "organization_id": acme}),
         (None, "getLiveness", {}),
         (None, "getReadiness", {}),
     ]
@@ -200,6 +211,8 @@ MODELS = [
     "Bot",
     "OrganizationBotListItemPage",
     "OrganizationBot",
+    "Usage",
+    "Usage",
     "Status",
     "Status",
 ]
@@ -253,6 +266,24 @@ def test_nested_summaries_parse_into_their_models_or_none(generated, base_url, s
     )
     assert type(detail.service) is _model(generated, "ServiceSummary")
     assert [type(tag) for tag in detail.tags] == [_model(generated, "TagSummary")]
+
+
+@pytest.mark.parametrize(
+    ("group_by", "key"),
+    [("BOT", "UsageResultUsageBotKey"), ("USER", "UsageResultUsageUserKey"), ("DAY", dt.date)],
+)
+def test_usage_keys_parse_into_their_models(generated, base_url, scene, group_by, key):
+    client = _client(generated, base_url, scene["tokens"]["organization"])
+    usage = _operation(generated, "getOrganizationUsage").sync(
+        client=client,
+        organization_id=scene["acme"],
+        group_by=getattr(_model(generated, "GetOrganizationUsageGroupBy"), group_by),
+        **_JANUARY,
+    )
+    assert type(usage) is _model(generated, "Usage")
+    key = key if key is dt.date else _model(generated, key)
+    assert usage.results and all(type(result.key) is key for result in usage.results)
+    assert usage.totals.requests == 2
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,52 @@
+"""The usage summary (7.3)."""
+
+from marshmallow import Schema, fields
+
+from schemas.fields import BsonValue, TimestampField
+
+_CREDITS = {"type": "number", "description": "Credits charged: see docs/api.md, Usage."}
+_KEY = {
+    "description": "The group: a bot, a user, or a UTC date (YYYY-MM-DD). A deleted bot or "
+    "user keeps its id, with null names.",
+    "oneOf": [
+        {
+            "type": "object",
+            "title": "UsageBotKey",
+            "properties": {
+                "id": {"type": "string", "nullable": True},
+                "slug": {"type": "string", "nullable": True},
+                "name": {"type": "string", "nullable": True},
+            },
+            "required": ["id", "slug", "name"],
+        },
+        {
+            "type": "object",
+            "title": "UsageUserKey",
+            "properties": {
+                "id": {"type": "string", "nullable": True},
+                "name": {"type": "string", "nullable": True},
+            },
+            "required": ["id", "name"],
+        },
+        {"type": "string", "format": "date"},
+    ],
+}
+
+
+class UsageTotalsSchema(Schema):
+    requests = fields.Integer(required=True)
+    credits = BsonValue(required=True, metadata=_CREDITS)
+
+
+class UsageResultSchema(Schema):
+    key = BsonValue(required=True, metadata=_KEY)
+    requests = fields.Integer(required=True)
+    credits = BsonValue(required=True, metadata=_CREDITS)
+
+
+class UsageSchema(Schema):
+    start = TimestampField(data_key="from", required=True, metadata={"format": "date-time"})
+    end = TimestampField(data_key="to", required=True, metadata={"format": "date-time"})
+    group_by = fields.String(data_key="groupBy", required=True)
+    totals = fields.Nested(UsageTotalsSchema, required=True)
+    results = fields.List(fields.Nested(UsageResultSchema), required=True)
