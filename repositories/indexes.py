@@ -21,6 +21,7 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import OperationFailure
 
+# What a list may be sorted by (the query schemas' `sortBy`): each has its indexes below.
 BOT_SORTS = ("name", "slug", "creditCost", "createdAt", "updatedAt")
 REQUEST_SORTS = ("createdAt", "updatedAt")
 

@@ -5,6 +5,7 @@ import datetime as dt
 from marshmallow import RAISE, Schema, ValidationError, post_load, pre_load, validates_schema
 from marshmallow.validate import OneOf, Range
 
+from repositories.indexes import BOT_SORTS, REQUEST_SORTS
 from schemas.fields import (
     CommaSeparatedIds,
     ObjectIdString,
@@ -17,8 +18,6 @@ from schemas.fields import (
 
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000_000
-BOT_SORT_ATTRIBUTES = ("name", "slug", "creditCost", "createdAt", "updatedAt")
-REQUEST_SORT_ATTRIBUTES = ("createdAt", "updatedAt")
 
 
 class NoQuery(Schema):
@@ -84,7 +83,7 @@ def _sort(attributes: tuple[str, ...], default: list[tuple[str, int]]):
 
 class BotRequestListQuery(PageQuery):
     name = _name()
-    sort = _sort(REQUEST_SORT_ATTRIBUTES, [("createdAt", -1)])
+    sort = _sort(REQUEST_SORTS, [("createdAt", -1)])
     bot = QueryText(metadata={"description": "A bot's slug: only requests of that bot."})
     created_from = QueryTimestamp(
         data_key="createdFrom",
@@ -118,7 +117,7 @@ class OrganizationBotRequestListQuery(BotRequestListQuery):
 class OrganizationBotListQuery(PageQuery):
     name = _name()
     tags = _tags()
-    sort = _sort(BOT_SORT_ATTRIBUTES, [("name", 1)])
+    sort = _sort(BOT_SORTS, [("name", 1)])
 
 
 class BotListQuery(OrganizationBotListQuery):

@@ -26,7 +26,13 @@ import pytest
 from bson import ObjectId
 
 from app import create_app
-from repositories.indexes import BOT_SORTS, REQUEST_SORTS, ensure_indexes
+from repositories.indexes import ensure_indexes
+from schemas.queries import (
+    BotListQuery,
+    BotRequestListQuery,
+    OrganizationBotListQuery,
+    OrganizationBotRequestListQuery,
+)
 from tests.factories import World, bearer
 from tests.test_round_trips import CommandLog
 
@@ -48,6 +54,11 @@ def _fill(db) -> None:
         {"bot": bot, "createdBy": stranger, "organization": outsider, "createdAt": None}
         for _ in range(FILLER_REQUESTS)
     )
+
+
+def _sortable(query) -> tuple[str, ...]:
+    """What a list accepts in `sortBy`, from its schema: every one must be served."""
+    return query().fields["sort"].attributes
 
 
 def _urls(world: World) -> list[tuple[str, str]]:
@@ -72,11 +83,15 @@ def _urls(world: World) -> list[tuple[str, str]]:
         "acme": world.token(organization=acme),
         "cy": world.token(user=cy),
     }
-    lists = []
-    for attribute in BOT_SORTS:
-        for direction in ("asc", "desc"):
-            lists += [f"/v1/bots/?sortBy={attribute}:{direction}"]
-            lists += [f"/v1/organizations/{acme}/bots/?sortBy={attribute}:{direction}"]
+    lists = [
+        f"{path}?sortBy={attribute}:{direction}"
+        for path, query in (
+            ("/v1/bots/", BotListQuery),
+            (f"/v1/organizations/{acme}/bots/", OrganizationBotListQuery),
+        )
+        for attribute in _sortable(query)
+        for direction in ("asc", "desc")
+    ]
     bot_filters = [
         "name=bot",
         f"tags={tag}",
@@ -109,12 +124,17 @@ def _urls(world: World) -> list[tuple[str, str]]:
         f"createdBy={cy}&bot=public-bot&{period}&page=2&limit=1",
     ]
     request_lists, organization_request_lists = [], []
-    for attribute in REQUEST_SORTS:
-        for direction in ("asc", "desc"):
-            request_lists += [f"?sortBy={attribute}:{direction}&{q}" for q in request_filters]
-            organization_request_lists += [
-                f"?sortBy={attribute}:{direction}&{q}" for q in member_filters
-            ]
+    for direction in ("asc", "desc"):
+        request_lists += [
+            f"?sortBy={attribute}:{direction}&{q}"
+            for attribute in _sortable(BotRequestListQuery)
+            for q in request_filters
+        ]
+        organization_request_lists += [
+            f"?sortBy={attribute}:{direction}&{q}"
+            for attribute in _sortable(OrganizationBotRequestListQuery)
+            for q in member_filters
+        ]
     request_lists += ["?page=4&limit=3", "?sortBy=createdAt,updatedAt:desc"]
     organization_request_lists += request_lists
     urls = [(caller, url) for caller in ("ada", "admin", "acme") for url in lists]
