@@ -25,6 +25,7 @@ from flask_httpauth import HTTPTokenAuth
 
 from access.callers import Caller
 from access.jwt_tokens import JwtVerifier, looks_like_jwt
+from repositories import timestamps
 from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
 from runtime.database import get_db
@@ -127,8 +128,7 @@ def _opaque_caller(token: str) -> Caller | None:
     document = current_app.extensions["token_cache"].find(
         hash_token(token), lambda token_hash: TokenRepository(get_db()).find(token_hash)
     )
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    return caller_for(document, now)
+    return caller_for(document, timestamps.now())
 
 
 @auth.verify_token

@@ -1,6 +1,5 @@
 """`flask db ...`: create the indexes, load data files, seed the demo data."""
 
-import datetime as dt
 import os
 from collections import Counter
 from pathlib import Path
@@ -11,6 +10,7 @@ import click
 from access.authentication import hash_token, new_token
 from commands import demo, loading
 from commands.groups import DatabaseGroup
+from repositories import timestamps
 from repositories.indexes import IndexConflict, Outcome, index_outcomes
 from repositories.token_admin import TokenAdmin
 from runtime.database import admin_db
@@ -137,7 +137,7 @@ def seed_demo(new_tokens, tokens_file):
     The tokens are shown once, when issued; run again with --new-tokens for fresh ones.
     """
     db = admin_db()
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    now = timestamps.now()
     try:
         entries = demo.entries(db, now)
     except loading.LoadError as error:

@@ -12,15 +12,12 @@ from flask import current_app
 from access.authentication import hash_token, new_token
 from access.exceptions import NotFound
 from commands.groups import DatabaseGroup
+from repositories import timestamps
 from repositories.token_admin import TokenAdmin
 from runtime.database import admin_db
 from schemas.fields import format_timestamp
 
 group = DatabaseGroup("tokens", help="Issue, list and revoke bearer tokens.")
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
 def _one(matches: list[dict], what: str, reference: str) -> dict:
@@ -55,7 +52,7 @@ def issue(user, organization, label, expires_in):
         kind = "organization"
         owner = _one(admin.find_organizations(organization), "organization", organization)
         who = f"organization {owner['name']}"
-    now = _now()
+    now = timestamps.now()
     expires_at = now + dt.timedelta(days=expires_in) if expires_in else None
     raw = new_token()
     token_id = admin.issue(
@@ -126,7 +123,7 @@ def revoke(token_id):
     if not ObjectId.is_valid(token_id):
         raise click.BadParameter("Not a token id: expected 24 hex digits.", param_hint="TOKEN_ID")
     try:
-        earlier = TokenAdmin(admin_db()).revoke(ObjectId(token_id), _now())
+        earlier = TokenAdmin(admin_db()).revoke(ObjectId(token_id), timestamps.now())
     except NotFound as error:
         raise click.ClickException(error.message) from error
     if earlier is None:

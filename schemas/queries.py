@@ -5,6 +5,7 @@ import datetime as dt
 from marshmallow import RAISE, Schema, ValidationError, post_load, pre_load, validates_schema
 from marshmallow.validate import OneOf, Range
 
+from repositories import timestamps
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
 from schemas.fields import (
     CommaSeparatedIds,
@@ -137,12 +138,6 @@ USAGE_DAYS = 30
 MAX_USAGE_DAYS = 366
 
 
-def _now() -> dt.datetime:
-    """Now as stored timestamps are: naive UTC, whole milliseconds."""
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
 def _group_by(*groups: str):
     return QueryText(
         data_key="groupBy",
@@ -173,7 +168,7 @@ class UsageQuery(NoQuery):
 
     @post_load
     def period(self, data, **kwargs):
-        end = data.get("end") or _now()
+        end = data.get("end") or timestamps.now()
         start = data.get("start") or end - min(dt.timedelta(days=USAGE_DAYS), end - dt.datetime.min)
         if not start < end:
             raise ValidationError("Must be later than from.", "to")
