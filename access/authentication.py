@@ -29,7 +29,7 @@ from repositories import timestamps
 from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
 from runtime.database import get_db
-from web.errors import json_error
+from web.errors import json_error, status_message
 
 MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
 TOKEN_PREFIX = "bcs_"
@@ -142,8 +142,7 @@ def _verify_token(token: str) -> Caller | None:
 def _unauthorized(status: int):
     if status == 401:
         authentication_failed.send(current_app._get_current_object())
-        return json_error(401, "A valid bearer token is required.")
-    return json_error(status, "You may not access this resource.")
+    return json_error(status, status_message(status))
 
 
 def current_caller() -> Caller:

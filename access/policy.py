@@ -110,8 +110,7 @@ def organization_bot_request(caller: Caller, organization_id: ObjectId) -> Visib
     exists for it only if it could see it.
     """
     of_organization = {"organization": organization_id}
-    if organization_id in caller.organization_ids:
-        return Visibility.of(of_organization)
-    if caller.is_user:
+    if caller.is_user and organization_id not in caller.organization_ids:
         return Visibility.of({**of_organization, "createdBy": caller.id})
-    raise Forbidden("This token belongs to another organization.")
+    _require_organization(caller, organization_id)
+    return Visibility.of(of_organization)

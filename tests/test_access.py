@@ -274,7 +274,8 @@ def test_bad_credentials_are_401(client, cast, endpoint):
     for problem, headers in bad_credentials(cast.world, cast.users["member"]).items():
         response = client.get(path, headers=headers)
         outcomes[problem] = response.status_code
-        assert_error(response, response.status_code)
+        body = assert_error(response, response.status_code)
+        assert body["message"] == "A valid bearer token is required.", problem
         assert response.headers.get("WWW-Authenticate", "").split(" ")[0] == "Bearer", problem
     assert outcomes == dict.fromkeys(outcomes, 401)
 

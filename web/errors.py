@@ -44,15 +44,17 @@ def error_body(code: int, message: str, details: dict | None = None) -> dict:
     return body
 
 
+def status_message(code: int) -> str:
+    """The sentence of a status; one we have none for (a newer gunicorn's) gets its phrase."""
+    return _MESSAGES.get(code) or f"{HTTPStatus(code).phrase}."
+
+
 def unread_request_message(code: int) -> str:
     """For an error the HTTP server answers before the app reads the request.
 
-    A 400 there means the request could not be parsed, not that a parameter is wrong. A status
-    a newer gunicorn may add still gets a sentence, from its standard phrase.
+    A 400 there means the request could not be parsed, not that a parameter is wrong.
     """
-    if code == 400:
-        return _UNREADABLE
-    return _MESSAGES.get(code) or f"{HTTPStatus(code).phrase}."
+    return _UNREADABLE if code == 400 else status_message(code)
 
 
 def json_error(code: int, message: str, details: dict | None = None) -> Response:

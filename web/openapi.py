@@ -29,6 +29,7 @@ from schemas.fields import (
     TimestampField,
 )
 from web.caching import CACHE_CONTROL
+from web.errors import status_message
 from web.request_ids import HEADER as REQUEST_ID_HEADER
 from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
@@ -146,10 +147,7 @@ _RESPONSES = {
         "failed authentications from this address.",
         {"Retry-After": "RETRY_AFTER", **_RATE_LIMIT_HEADERS},
     ),
-    "SERVICE_UNAVAILABLE": (
-        "The database is unavailable; try again shortly.",
-        {"Retry-After": "RETRY_AFTER"},
-    ),
+    "SERVICE_UNAVAILABLE": (status_message(503), {"Retry-After": "RETRY_AFTER"}),
     "DEFAULT_ERROR": ("An unexpected error; quote the X-Request-ID when reporting it.", {}),
 }
 _BODILESS = {"NOT_MODIFIED"}
