@@ -250,8 +250,6 @@ def get_one(collection: Collection, visibility: Visibility, key: dict, stages: l
 # BSON's order of types for sorting (null and a missing field sort alike).
 _NULL, _NUMBER, _STRING, _OBJECT, _ARRAY, _BINARY, _OBJECTID, _BOOLEAN, _DATE = range(1, 10)
 _OTHER = 10
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_MILLISECOND = dt.timedelta(milliseconds=1)
 
 
 def _bson_key(value):
@@ -266,9 +264,7 @@ def _bson_key(value):
     if isinstance(value, str):
         return (_STRING, value)
     if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.UTC)
-        return (_DATE, (value - _EPOCH) // _MILLISECOND)
+        return (_DATE, int(DatetimeMS(value)))
     if isinstance(value, DatetimeMS):
         return (_DATE, int(value))
     if isinstance(value, ObjectId):

@@ -7,11 +7,10 @@ import re
 import uuid
 from decimal import Decimal
 
-from bson import Binary, Code, DatetimeMS, Decimal128, ObjectId, Regex, Timestamp
+from bson import EPOCH_NAIVE, Binary, Code, DatetimeMS, Decimal128, ObjectId, Regex, Timestamp
 from bson.binary import UUID_SUBTYPE
 from marshmallow import ValidationError, fields
 
-_EPOCH = dt.datetime(1970, 1, 1)
 _INT64_LIMIT = 2**63
 
 
@@ -72,7 +71,7 @@ def json_safe(value):
 def _datetime_ms(value: DatetimeMS) -> str | int:
     """A BSON datetime outside Python's range: formatted when possible, else milliseconds."""
     try:
-        return format_timestamp(_EPOCH + dt.timedelta(milliseconds=int(value)))
+        return format_timestamp(EPOCH_NAIVE + dt.timedelta(milliseconds=int(value)))
     except OverflowError:
         return int(value)
 

@@ -110,6 +110,29 @@ def test_request_pages_match_one_plain_query(db, visibility, sort):
             assert ([request["_id"] for request in got.results], got.total_results) == expected
 
 
+def test_dates_merge_in_the_servers_order(db):
+    """Dates before 1970 and a millisecond apart, and a missing one, across two branches."""
+    dates = [
+        dt.datetime(1, 1, 1),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+        dt.datetime(1970, 1, 1),
+        dt.datetime(1970, 1, 1, 0, 0, 0, 1000),
+        BASE,
+        None,
+    ]
+    rng = random.Random(3)
+    db.botrequests.insert_many(
+        {"createdBy": rng.choice(USERS), "organization": rng.choice(ORGS), "createdAt": date}
+        for date in dates * 3
+    )
+    visibility = Visibility.of({"createdBy": USERS[0]}, {"organization": {"$in": ORGS}})
+    for sort in ([("createdAt", 1)], [("createdAt", -1)]):
+        for page in (1, 2, 3):
+            expected = _reference(db.botrequests, visibility, {}, sort, page, 5)
+            got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=5)
+            assert ([request["_id"] for request in got.results], got.total_results) == expected
+
+
 def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
     monkeypatch.setattr(paging, "MERGE_BATCH", 3)
     db.botrequests.insert_many(_requests(random.Random(3)))
