@@ -7,7 +7,7 @@ import re
 import uuid
 from decimal import Decimal
 
-from bson import EPOCH_NAIVE, Binary, Code, DatetimeMS, Decimal128, ObjectId, Regex, Timestamp
+from bson import EPOCH_NAIVE, Binary, DatetimeMS, Decimal128, ObjectId, Regex, Timestamp
 from bson.binary import UUID_SUBTYPE
 from marshmallow import ValidationError, fields
 
@@ -36,7 +36,10 @@ def _number(value: float | Decimal):
 
 
 def json_safe(value):
-    """Stored `inputs` and `response` are free-form: any BSON value must dump without a 500."""
+    """Stored `inputs` and `response` are free-form: any BSON value must dump without a 500.
+
+    bson's Code (JavaScript) is a str, and Int64 an int: they dump as their source and number.
+    """
     if value is None or isinstance(value, bool | str | int):
         return value
     if isinstance(value, float):
@@ -63,8 +66,6 @@ def json_safe(value):
         return format_timestamp(value.as_datetime())
     if isinstance(value, Regex):
         return value.pattern if isinstance(value.pattern, str) else value.pattern.decode()
-    if isinstance(value, Code):
-        return str(value)
     return str(value)
 
 

@@ -249,6 +249,7 @@ def test_request_without_organization_or_references(client, world):
         pytest.param(Regex("^a.*b$", "i"), "^a.*b$", id="regex"),
         pytest.param(Timestamp(1767323045, 1), "2026-01-02T03:04:05.000Z", id="timestamp"),
         pytest.param(Code("function () {}"), "function () {}", id="code"),
+        pytest.param(Code("return x;", {"x": 1}), "return x;", id="code-with-scope"),
         pytest.param(
             {"a": [1, {"b": [CREATED, Decimal128("1.5")]}], "c": {"d": None}},
             {"a": [1, {"b": ["2026-01-02T03:04:05.678Z", 1.5]}], "c": {"d": None}},
