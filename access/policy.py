@@ -62,15 +62,20 @@ def bots(caller: Caller, custom: bool) -> Visibility:
     return Visibility.of({"isPublic": True})
 
 
-def bot(caller: Caller) -> Visibility:
-    """4.7: a bot the caller could list with any parameters, `custom=true` included."""
+@dataclass(frozen=True)
+class BotAccess:
+    """4.7: the bots a caller may get one of, and whether it sees their details."""
+
+    visibility: Visibility
+    detailed: bool = False
+
+
+def bot(caller: Caller) -> BotAccess:
+    """4.7: a bot the caller could list with any parameters, `custom=true` included; only
+    an admin sees its details."""
     if caller.is_admin:
-        return EVERYTHING
-    return _public_or_organizations(caller)
-
-
-def sees_bot_details(caller: Caller) -> bool:
-    return caller.is_admin
+        return BotAccess(EVERYTHING, detailed=True)
+    return BotAccess(_public_or_organizations(caller))
 
 
 def bot_requests(caller: Caller) -> Visibility:

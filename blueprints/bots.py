@@ -1,15 +1,13 @@
 """Bots: the catalogue (4.5, 4.7) and each organization's own bots (4.6, 4.8)."""
 
-from flask import jsonify
-
 from access import policy
 from access.authentication import current_caller
 from blueprints.arguments import Blueprint
 from repositories.bots import BotRepository
 from runtime.database import get_db
 from schemas.bots import (
-    BotDetailSchema,
     BotSchema,
+    OneBotSchema,
     OrganizationBotListItemSchema,
     OrganizationBotSchema,
 )
@@ -23,9 +21,6 @@ blp = Blueprint(
     description="The bot catalogue: public bots, and each organization's own (custom) bots, "
     "with their credit cost and the inputs they take.",
 )
-
-_public = BotSchema()
-_detailed = BotDetailSchema()
 
 
 @blp.route("/bots/")
@@ -50,7 +45,7 @@ def list_bots(custom, **query):
 @blp.arguments(NoQuery, location="query", as_kwargs=True)
 @blp.response(
     200,
-    {"oneOf": [BotDetailSchema, BotSchema]},
+    OneBotSchema,
     description="Admins get the detailed view (BotDetail); everyone else the public one (Bot).",
 )
 def get_bot(slug):
@@ -59,11 +54,7 @@ def get_bot(slug):
     Any bot the caller could list, `custom=true` included; otherwise 404. Admins get the
     detailed view (`BotDetail`), everyone else the public one (`Bot`).
     """
-    caller = current_caller()
-    bots = BotRepository(get_db())
-    if policy.sees_bot_details(caller):
-        return jsonify(_detailed.dump(bots.get_detailed(policy.bot(caller), slug)))
-    return jsonify(_public.dump(bots.get(policy.bot(caller), slug)))
+    return BotRepository(get_db()).get(policy.bot(current_caller()), slug)
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/")

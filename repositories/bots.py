@@ -1,10 +1,12 @@
 """Bots: the lists of 4.5 and 4.6 and the single bots of 4.7 and 4.8."""
 
+from dataclasses import dataclass
+
 from bson import ObjectId
 from pymongo.database import Database
 
 from access.exceptions import NotFound
-from access.policy import Visibility
+from access.policy import BotAccess, Visibility
 from repositories.paging import (
     Page,
     contains,
@@ -16,6 +18,14 @@ from repositories.paging import (
 
 PUBLIC_FIELDS = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
 _PROJECTION = {field: 1 for field in (*PUBLIC_FIELDS, "organization")}
+
+
+@dataclass(frozen=True)
+class OneBot:
+    """4.7's bot, read for its view: with its service and tags when `detailed`."""
+
+    document: dict
+    detailed: bool
 
 
 class BotRepository:
@@ -73,12 +83,12 @@ class BotRepository:
             return service_id
         return {"$in": self._db.services.distinct("_id", criteria)}
 
-    def get(self, visibility: Visibility, slug: str) -> dict:
-        bot = self._one(visibility, slug, [{"$project": _PROJECTION}])
-        return bot
+    def get(self, access: BotAccess, slug: str) -> OneBot:
+        if access.detailed:
+            return OneBot(self._detailed(access.visibility, slug), detailed=True)
+        return OneBot(self._one(access.visibility, slug, [{"$project": _PROJECTION}]), False)
 
-    def get_detailed(self, visibility: Visibility, slug: str) -> dict:
-        """The admin view: the bot with its service and tags."""
+    def _detailed(self, visibility: Visibility, slug: str) -> dict:
         bot = self._one(
             visibility,
             slug,

@@ -52,6 +52,19 @@ class BotDetailSchema(BotSchema):
     updatedAt = TimestampField(dump_default=None, required=True, metadata={"format": "date-time"})
 
 
+class OneBotSchema(Schema):
+    """4.7: the admin view (BotDetail) or the public one (Bot), as the repository read it.
+
+    It has no fields of its own: the OpenAPI document shows it as `documented_as`.
+    """
+
+    documented_as = {"oneOf": [BotDetailSchema, BotSchema]}
+    _views = {True: BotDetailSchema(), False: BotSchema()}
+
+    def dump(self, obj, *, many=None):
+        return self._views[obj.detailed].dump(obj.document)
+
+
 class OrganizationSummarySchema(DocumentSchema):
     id = ObjectIdString(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)

@@ -58,15 +58,21 @@ def test_bot_list(caller, custom, expected):
     ],
 )
 def test_single_bot_is_what_the_caller_could_list_with_any_parameters(caller, expected):
-    assert policy.bot(CALLERS[caller]) == expected
+    assert policy.bot(CALLERS[caller]).visibility == expected
 
 
 @pytest.mark.parametrize(
     ("caller", "details"),
-    [("member", False), ("loner", False), ("admin", True), ("acme token", False)],
+    [
+        ("member", False),
+        ("loner", False),
+        ("admin", True),
+        ("admin member", True),
+        ("acme token", False),
+    ],
 )
 def test_only_admins_see_bot_details(caller, details):
-    assert policy.sees_bot_details(CALLERS[caller]) is details
+    assert policy.bot(CALLERS[caller]).detailed is details
 
 
 @pytest.mark.parametrize(
