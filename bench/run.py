@@ -32,7 +32,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pymongo
@@ -40,8 +40,8 @@ import pymongo
 from access import policy
 from access.authentication import caller_for, hash_token
 from bench import dataset, servers
-from repositories.bot_requests import BotRequestRepository
-from repositories.bots import BotRepository
+from repositories.bot_requests import BotRequestQuery, BotRequestRepository
+from repositories.bots import BotQuery, BotRepository
 from repositories.indexes import ensure_indexes
 from repositories.tokens import TokenRepository
 from repositories.usage import pipeline as usage_pipeline
@@ -92,8 +92,8 @@ def endpoints(db) -> list[Endpoint]:
     tag = db.tags.find_one(sort=[("_id", 1)])["_id"]
     public_bot = db.bots.find_one({"isPublic": True}, sort=[("_id", 1)])["slug"]
     one_request = db.botrequests.find_one({"createdBy": user.id}, sort=[("_id", 1)])["_id"]
-    by_name = [("name", 1)]
-    newest = [("createdAt", -1)]
+    by_name = BotQuery(sort=[("name", 1)], page=1, limit=10)
+    newest = BotRequestQuery(sort=[("createdAt", -1)], page=1, limit=10)
     visible_bots = policy.bots(user, False)
     mine = policy.bot_requests(user)
     heavy_requests = policy.organization(caller(db, dataset.organization_token(0)), heavy)
@@ -114,32 +114,28 @@ def endpoints(db) -> list[Endpoint]:
 
     return [
         Endpoint("bots list", "/v1/bots/", user_token,
-                 lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10)),
+                 lambda: bots.find_page(visible_bots, by_name)),
         Endpoint("bots by name", "/v1/bots/?name=ember", user_token,
-                 lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10,
-                                        name="ember")),
+                 lambda: bots.find_page(visible_bots, replace(by_name, name="ember"))),
         Endpoint("bots by tags", f"/v1/bots/?tags={tag}", user_token,
-                 lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10,
-                                        tags=[tag])),
+                 lambda: bots.find_page(visible_bots, replace(by_name, tags=[tag]))),
         Endpoint("bots by service", "/v1/bots/?service=service%203", user_token,
-                 lambda: bots.find_page(visible_bots, sort=by_name, page=1, limit=10,
-                                        service="service 3")),
+                 lambda: bots.find_page(visible_bots, replace(by_name, service="service 3"))),
         Endpoint("bot by slug", f"/v1/bots/{public_bot}/", user_token,
                  lambda: bots.get(policy.bot(user), public_bot)),
         Endpoint("user's requests", "/v1/requests/", user_token,
-                 lambda: requests.find_page(mine, sort=newest, page=1, limit=10)),
+                 lambda: requests.find_page(mine, newest)),
         Endpoint("organization's requests", f"/v1/organizations/{typical}/requests/",
                  dataset.organization_token(1),
                  lambda: requests.find_page(policy.organization(
-                     caller(db, dataset.organization_token(1)), typical),
-                     sort=newest, page=1, limit=10)),
+                     caller(db, dataset.organization_token(1)), typical), newest)),
         Endpoint("one request", f"/v1/requests/{one_request}/", user_token,
                  lambda: requests.get(mine, one_request)),
         Endpoint("deep page (5000)", f"/v1/organizations/{heavy}/requests/?page=5000",
                  dataset.organization_token(0),
                  lambda: requests.find_page(policy.organization(
                      caller(db, dataset.organization_token(0)), heavy),
-                     sort=newest, page=5000, limit=10)),
+                     replace(newest, page=5000))),
         usage("bot"),
         usage("day"),
     ]  # fmt: skip

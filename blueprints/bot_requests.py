@@ -25,9 +25,9 @@ _Page = page_schema(BotRequestSchema)
 @blp.doc(operationId="listBotRequests")
 @blp.login_required
 @blp.error_responses(403)
-@blp.arguments(BotRequestListQuery, location="query", as_kwargs=True)
+@blp.arguments(BotRequestListQuery, location="query", arg_name="query")
 @blp.response(200, _Page)
-def list_bot_requests(**query):
+def list_bot_requests(query):
     """List the caller's bot requests and those of its organizations.
 
     For user tokens only: the requests the user made, and those of every organization the
@@ -35,7 +35,7 @@ def list_bot_requests(**query):
     Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
     """
     visibility = policy.bot_requests(current_caller())
-    return BotRequestRepository(get_db()).find_page(visibility, **query)
+    return BotRequestRepository(get_db()).find_page(visibility, query)
 
 
 @blp.route("/requests/<objectid:bot_request_id>/")
@@ -58,16 +58,16 @@ def get_bot_request(bot_request_id):
 @blp.doc(operationId="listOrganizationBotRequests")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationBotRequestListQuery, location="query", as_kwargs=True)
+@blp.arguments(OrganizationBotRequestListQuery, location="query", arg_name="query")
 @blp.response(200, _Page)
-def list_organization_bot_requests(organization_id, **query):
+def list_organization_bot_requests(organization_id, query):
     """List an organization's bot requests.
 
     For the organization's members and its own organization token; anyone else gets 403.
     Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    return BotRequestRepository(get_db()).find_page(visibility, **query)
+    return BotRequestRepository(get_db()).find_page(visibility, query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/<objectid:bot_request_id>/")

@@ -26,16 +26,17 @@ blp = Blueprint(
 @blp.route("/bots/")
 @blp.doc(operationId="listBots")
 @blp.login_required
-@blp.arguments(BotListQuery, location="query", as_kwargs=True)
+@blp.arguments(BotListQuery, location="query", arg_name="query")
 @blp.response(200, page_schema(BotSchema))
-def list_bots(custom, **query):
+def list_bots(query):
     """List the bots the caller can see: public ones and its organizations' bots.
 
     Users see the public bots and their organizations' bots, admins every bot; an
     organization token sees the public bots. `custom=true` narrows the list to the bots of
     the caller's organizations. Sorted by name unless `sortBy` says otherwise.
     """
-    return BotRepository(get_db()).find_page(policy.bots(current_caller(), custom), **query)
+    visibility = policy.bots(current_caller(), query.custom)
+    return BotRepository(get_db()).find_page(visibility, query)
 
 
 @blp.route("/bots/<slug>/")
@@ -61,16 +62,16 @@ def get_bot(slug):
 @blp.doc(operationId="listOrganizationBots")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationBotListQuery, location="query", as_kwargs=True)
+@blp.arguments(OrganizationBotListQuery, location="query", arg_name="query")
 @blp.response(200, page_schema(OrganizationBotListItemSchema))
-def list_organization_bots(organization_id, **query):
+def list_organization_bots(organization_id, query):
     """List an organization's bots, public and private.
 
     For the organization's members and its own organization token; anyone else gets 403.
     Each bot carries its `organizationId`. Sorted by name unless `sortBy` says otherwise.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    return BotRepository(get_db()).find_page(visibility, **query)
+    return BotRepository(get_db()).find_page(visibility, query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/<slug>/")

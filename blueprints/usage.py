@@ -21,9 +21,9 @@ blp = Blueprint(
 @blp.doc(operationId="getUsage")
 @blp.login_required
 @blp.error_responses(403)
-@blp.arguments(UsageQuery, location="query", as_kwargs=True)
+@blp.arguments(UsageQuery, location="query", arg_name="query")
 @blp.response(200, UsageSchema)
-def get_usage(**query):
+def get_usage(query):
     """Summarize the requests the caller made over a period.
 
     For user tokens only (an organization token gets 403): every request the user made,
@@ -31,16 +31,16 @@ def get_usage(**query):
     inclusive, `to` exclusive, at most 366 days apart.
     """
     visibility = policy.own_usage(current_caller())
-    return UsageRepository(get_db()).summary(visibility, **query)
+    return UsageRepository(get_db()).summary(visibility, query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/usage/")
 @blp.doc(operationId="getOrganizationUsage")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationUsageQuery, location="query", as_kwargs=True)
+@blp.arguments(OrganizationUsageQuery, location="query", arg_name="query")
 @blp.response(200, UsageSchema)
-def get_organization_usage(organization_id, **query):
+def get_organization_usage(organization_id, query):
     """Summarize an organization's requests over a period.
 
     For the organization's members and its own organization token; anyone else gets 403.
@@ -48,4 +48,4 @@ def get_organization_usage(organization_id, **query):
     share.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    return UsageRepository(get_db()).summary(visibility, **query)
+    return UsageRepository(get_db()).summary(visibility, query)

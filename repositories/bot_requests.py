@@ -1,13 +1,14 @@
 """Bot requests: the lists of 4.1 and 4.2 and the single requests of 4.3 and 4.4."""
 
 import datetime as dt
+from dataclasses import dataclass
 
 from bson import ObjectId
 from pymongo.database import Database
 
 from access.exceptions import NotFound
 from access.policy import Visibility
-from repositories.paging import Page, contains, fetch_page, get_one, lookup_one
+from repositories.paging import Page, Paging, contains, fetch_page, get_one, lookup_one
 
 _JOINS = [
     *lookup_one("bot", "bots"),
@@ -40,39 +41,38 @@ def stored_instant(moment: dt.datetime) -> dt.datetime:
     return moment + dt.timedelta(microseconds=-moment.microsecond % 1000)
 
 
+@dataclass(frozen=True, kw_only=True)
+class BotRequestQuery(Paging):
+    """A bot request list's parameters (schemas/queries.py builds it)."""
+
+    name: str | None = None
+    bot: str | None = None
+    created_from: dt.datetime | None = None
+    created_to: dt.datetime | None = None
+    created_by: ObjectId | None = None
+
+
 class BotRequestRepository:
     def __init__(self, db: Database):
         self._db = db
         self._requests = db.botrequests
 
-    def find_page(
-        self,
-        visibility: Visibility,
-        *,
-        sort: list[tuple[str, int]],
-        page: int,
-        limit: int,
-        name: str | None = None,
-        bot: str | None = None,
-        created_from: dt.datetime | None = None,
-        created_to: dt.datetime | None = None,
-        created_by: ObjectId | None = None,
-    ) -> Page:
+    def find_page(self, visibility: Visibility, query: BotRequestQuery) -> Page:
         """Every filter is an indexed field of the requests (repositories/indexes.py).
 
         `createdBy` goes first: on the embedded engine, which plans on the first indexed
         field, one member's requests are usually fewer than the organization's.
         """
-        narrow = {} if created_by is None else {"createdBy": created_by}
+        narrow = {} if query.created_by is None else {"createdBy": query.created_by}
         filters = {}
-        bots = self._bots(bot, name)
+        bots = self._bots(query.bot, query.name)
         if bots is not None:
             filters["bot"] = bots
         created = {}
-        if created_from is not None:
-            created["$gte"] = stored_instant(created_from)
-        if created_to is not None:
-            created["$lt"] = stored_instant(created_to)
+        if query.created_from is not None:
+            created["$gte"] = stored_instant(query.created_from)
+        if query.created_to is not None:
+            created["$lt"] = stored_instant(query.created_to)
         if created:
             filters["createdAt"] = created
         return fetch_page(
@@ -80,9 +80,9 @@ class BotRequestRepository:
             visibility,
             filters,
             narrow=narrow,
-            sort=sort,
-            page=page,
-            limit=limit,
+            sort=query.sort,
+            page=query.page,
+            limit=query.limit,
             joins=_JOINS,
         )
 

@@ -9,6 +9,7 @@ from access.exceptions import NotFound
 from access.policy import BotAccess, Visibility
 from repositories.paging import (
     Page,
+    Paging,
     contains,
     equals_ignoring_case,
     fetch_page,
@@ -18,6 +19,19 @@ from repositories.paging import (
 
 PUBLIC_FIELDS = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
 _PROJECTION = {field: 1 for field in (*PUBLIC_FIELDS, "organization")}
+
+
+@dataclass(frozen=True, kw_only=True)
+class BotQuery(Paging):
+    """A bot list's parameters (schemas/queries.py builds it); `custom` is the policy's."""
+
+    custom: bool = False
+    name: str | None = None
+    tags: list[ObjectId] | None = None
+    service: str | None = None
+    service_id: ObjectId | None = None
+    service_slug: str | None = None
+    service_directory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -33,36 +47,25 @@ class BotRepository:
         self._db = db
         self._bots = db.bots
 
-    def find_page(
-        self,
-        visibility: Visibility,
-        *,
-        sort: list[tuple[str, int]],
-        page: int,
-        limit: int,
-        name: str | None = None,
-        tags: list[ObjectId] | None = None,
-        service: str | None = None,
-        service_id: ObjectId | None = None,
-        service_slug: str | None = None,
-        service_directory: str | None = None,
-    ) -> Page:
+    def find_page(self, visibility: Visibility, query: BotQuery) -> Page:
         """Tags and service narrow before visibility: they usually select fewer bots."""
         narrow = {}
-        if tags:
-            narrow["tags"] = {"$in": tags}
-        services = self._service_filter(service, service_id, service_slug, service_directory)
+        if query.tags:
+            narrow["tags"] = {"$in": query.tags}
+        services = self._service_filter(
+            query.service, query.service_id, query.service_slug, query.service_directory
+        )
         if services is not None:
             narrow["service"] = services
-        filters = {"name": contains(name)} if name else {}
+        filters = {"name": contains(query.name)} if query.name else {}
         return fetch_page(
             self._bots,
             visibility,
             filters,
             narrow=narrow,
-            sort=sort,
-            page=page,
-            limit=limit,
+            sort=query.sort,
+            page=query.page,
+            limit=query.limit,
             joins=[{"$project": _PROJECTION}],
         )
 

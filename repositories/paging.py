@@ -45,6 +45,15 @@ POOL_THREADS = 8
 MERGE_BATCH = 5_000  # keys per round trip when a deep page merges branches
 
 
+@dataclass(frozen=True, kw_only=True)
+class Paging:
+    """Which page of a list, in which order; a list's query (`BotQuery`...) adds its filters."""
+
+    sort: list[tuple[str, int]]
+    page: int
+    limit: int
+
+
 @dataclass(frozen=True)
 class Page:
     results: list[dict]

@@ -32,6 +32,15 @@ _KEYS = {
 _PRICED = {"$isNumber": "$creditCost"}
 
 
+@dataclass(frozen=True, kw_only=True)
+class UsageSummaryQuery:
+    """A usage summary's parameters (schemas/queries.py builds it): `end` exclusive."""
+
+    start: dt.datetime
+    end: dt.datetime
+    group_by: str
+
+
 @dataclass(frozen=True)
 class Usage:
     start: dt.datetime
@@ -123,9 +132,8 @@ class UsageRepository:
     def __init__(self, db: Database):
         self._requests = db.botrequests
 
-    def summary(
-        self, visibility: Visibility, *, start: dt.datetime, end: dt.datetime, group_by: str
-    ) -> Usage:
+    def summary(self, visibility: Visibility, query: UsageSummaryQuery) -> Usage:
+        start, end, group_by = query.start, query.end, query.group_by
         rows = self._requests.aggregate(pipeline(visibility, start, end, group_by))
         results = [
             {

@@ -1,4 +1,7 @@
-"""Query-string schemas: everything an endpoint accepts, typed (docs/api.md, Query parameters)."""
+"""Query-string schemas: everything an endpoint accepts, typed (docs/api.md, Query parameters).
+
+A list or usage query loads into the repository's own query object (`BotQuery`...).
+"""
 
 import datetime as dt
 
@@ -6,7 +9,10 @@ from marshmallow import RAISE, Schema, ValidationError, post_load, pre_load, val
 from marshmallow.validate import OneOf, Range
 
 from repositories import timestamps
+from repositories.bot_requests import BotRequestQuery
+from repositories.bots import BotQuery
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
+from repositories.usage import UsageSummaryQuery
 from schemas.fields import (
     CommaSeparatedIds,
     ObjectIdString,
@@ -19,6 +25,12 @@ from schemas.fields import (
 
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000_000
+
+
+def _built(query_type, schema: Schema, data: dict):
+    """The repository's query, from every field of the schema by name, given or not: a field
+    that either side renames fails every load, not only those that give the parameter."""
+    return query_type(**{name: data.get(name) for name in schema.load_fields})
 
 
 class NoQuery(Schema):
@@ -107,6 +119,10 @@ class BotRequestListQuery(PageQuery):
         if start is not None and end is not None and not start < end:
             raise ValidationError("Must be later than createdFrom.", "createdTo")
 
+    @post_load
+    def query(self, data, **kwargs) -> BotRequestQuery:
+        return _built(BotRequestQuery, self, data)
+
 
 class OrganizationBotRequestListQuery(BotRequestListQuery):
     created_by = ObjectIdString(
@@ -119,6 +135,10 @@ class OrganizationBotListQuery(PageQuery):
     name = _name()
     tags = _tags()
     sort = _sort(BOT_SORTS, [("name", 1)])
+
+    @post_load
+    def query(self, data, **kwargs) -> BotQuery:
+        return _built(BotQuery, self, data)
 
 
 class BotListQuery(OrganizationBotListQuery):
@@ -167,14 +187,14 @@ class UsageQuery(NoQuery):
     group_by = _group_by("bot", "day")
 
     @post_load
-    def period(self, data, **kwargs):
+    def period(self, data, **kwargs) -> UsageSummaryQuery:
         end = data.get("end") or timestamps.now()
         start = data.get("start") or end - min(dt.timedelta(days=USAGE_DAYS), end - dt.datetime.min)
         if not start < end:
             raise ValidationError("Must be later than from.", "to")
         if end - start > dt.timedelta(days=MAX_USAGE_DAYS):
             raise ValidationError(f"Must be at most {MAX_USAGE_DAYS} days after from.", "to")
-        return {**data, "start": start, "end": end}
+        return _built(UsageSummaryQuery, self, {**data, "start": start, "end": end})
 
 
 class OrganizationUsageQuery(UsageQuery):

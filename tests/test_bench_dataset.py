@@ -4,7 +4,7 @@ import mongomock
 
 from access.authentication import hash_token
 from bench.dataset import Scale, generate, object_id, organization_token, user_token
-from bench.run import authentication, caller
+from bench.run import authentication, caller, endpoints
 
 SCALE = Scale(organizations=5, users=30, bots=40, requests=400)
 COLLECTIONS = ("organizations", "users", "tokens", "services", "tags", "bots", "botrequests")
@@ -49,3 +49,9 @@ def test_the_authentication_row_times_the_lookup_of_real_callers():
     assert all(row["requests"] > 0 and row["p50_ms"] > 0 for row in measured.values())
     assert caller(db, user_token(0)).kind == "user"
     assert caller(db, organization_token(1)).kind == "organization"
+
+
+def test_each_endpoints_floor_runs_the_repository_work_it_stands_for():
+    """The floors call the repositories directly: a changed signature must fail here."""
+    for endpoint in endpoints(_generated()):
+        endpoint.floor()

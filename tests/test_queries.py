@@ -1,0 +1,69 @@
+"""The query schemas load into the repositories' own query objects, field by field.
+
+A schema field and a repository field are tied by name only where the query object is built,
+so a rename on either side must fail here rather than drop a filter without a word.
+"""
+
+import dataclasses
+
+import pytest
+
+from repositories.bot_requests import BotRequestQuery
+from repositories.bots import BotQuery
+from repositories.usage import UsageSummaryQuery
+from schemas.queries import (
+    BotListQuery,
+    BotRequestListQuery,
+    OrganizationBotListQuery,
+    OrganizationBotRequestListQuery,
+    OrganizationUsageQuery,
+    UsageQuery,
+)
+
+ID = "0123456789abcdef01234567"
+# A value for every parameter of every list and usage query.
+GIVEN = {
+    "page": "2",
+    "limit": "5",
+    "sortBy": "updatedAt:asc",
+    "name": "text",
+    "tags": ID,
+    "custom": "true",
+    "service": "text",
+    "serviceId": ID,
+    "serviceSlug": "text",
+    "serviceDirectory": "text",
+    "bot": "text",
+    "createdFrom": "2026-01-01",
+    "createdTo": "2026-01-02",
+    "createdBy": ID,
+    "from": "2026-01-01",
+    "to": "2026-01-02",
+    "groupBy": "day",
+}
+# Each repository query, with the schemas that build it, the widest first.
+FAMILIES = [
+    (BotQuery, [BotListQuery, OrganizationBotListQuery]),
+    (BotRequestQuery, [OrganizationBotRequestListQuery, BotRequestListQuery]),
+    (UsageSummaryQuery, [OrganizationUsageQuery, UsageQuery]),
+]
+
+
+@pytest.mark.parametrize(
+    ("built", "schema"), [(built, schema) for built, schemas in FAMILIES for schema in schemas]
+)
+def test_every_parameter_reaches_its_field_of_the_repositorys_query(built, schema):
+    schema = schema()
+    parameters = {field.data_key or name: name for name, field in schema.fields.items()}
+    query = schema.load({parameter: GIVEN[parameter] for parameter in parameters})
+
+    assert type(query) is built
+    defaults = schema.load({})
+    for name in parameters.values():
+        assert getattr(query, name) not in (None, getattr(defaults, name)), name
+
+
+def test_every_field_of_a_repository_query_is_some_parameter():
+    for built, schemas in FAMILIES:
+        widest = schemas[0]()
+        assert {field.name for field in dataclasses.fields(built)} == set(widest.fields)
