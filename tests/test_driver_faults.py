@@ -243,16 +243,16 @@ def test_a_command_the_server_stopped_at_its_time_limit_is_a_503(app, stored, fa
     _assert_prompt_503(app, token, "/v1/bots/")
 
 
-def test_any_other_error_of_the_database_is_a_logged_500(app, stored, fail_point, caplog):
+def test_any_other_error_of_the_database_is_a_logged_500(app, stored, fail_point, json_log):
     """BadValue: the database refused what we asked, which no retry mends; a 503 would hide
     a bug behind "try again"."""
     token, _ = stored
     fail_point.arm(["find"], "alwaysOn", errorCode=2)
-    with caplog.at_level(logging.ERROR, logger="web.errors"):
-        response = app.test_client().get("/v1/bots/", headers={**token, "X-Request-ID": "bad-1"})
+    response = app.test_client().get("/v1/bots/", headers={**token, "X-Request-ID": "bad-1"})
     body = assert_error(response, 500)
     assert "failCommand" not in json.dumps(body)
-    assert "bad-1" in caplog.text and "OperationFailure" in caplog.text
+    [error] = [line for line in json_log() if line["level"] == "ERROR"]
+    assert error["requestId"] == "bad-1" and "OperationFailure" in error["traceback"]
 
 
 def test_a_stall_ends_at_the_deadline_and_the_service_recovers(
