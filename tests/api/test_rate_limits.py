@@ -3,6 +3,7 @@
 import hashlib
 
 import mongomock
+import pymongo
 import pytest
 from limits.errors import StorageError
 
@@ -10,6 +11,7 @@ from app import create_app
 from runtime.config import ConfigError, settings_from_env
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import bearer
+from tests.support.wire_server import free_port
 from web.rate_limits import rate_limit_key
 
 
@@ -218,3 +220,26 @@ def test_failed_attempts_allowed_per_address_come_from_the_environment():
 def test_a_bad_switch_is_refused_at_startup():
     with pytest.raises(ConfigError, match="RATELIMIT_ENABLED"):
         settings_from_env({"RATELIMIT_ENABLED": "maybe"})
+
+
+def test_a_database_outage_keeps_its_own_retry_after():
+    """Flask-Limiter sets Retry-After on every limited response to its window's reset; on a
+    503 that would tell clients to wait out a minute's window for a database that is worth
+    retrying in a second."""
+    client = pymongo.MongoClient(
+        f"mongodb://127.0.0.1:{free_port()}/?directConnection=true",
+        connect=False,
+        serverSelectionTimeoutMS=200,
+    )
+    settings = {
+        **TEST_SETTINGS,
+        "MONGODB_TIMEOUT_MS": 300,
+        "RATELIMIT_ENABLED": True,
+        "RATELIMIT_DEFAULT": "5 per hour",
+    }
+    app = create_app(settings, mongo_client=client)
+    response = app.test_client().get("/v1/bots/", headers=bearer("bcs_" + "a" * 43))
+    client.close()
+    assert response.status_code == 503
+    assert response.headers["X-RateLimit-Limit"] == "5"
+    assert response.headers["Retry-After"] == "1"
