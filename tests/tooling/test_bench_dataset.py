@@ -4,7 +4,7 @@ import mongomock
 
 from access.authentication import hash_token
 from bench.dataset import Scale, generate, object_id, organization_token, user_token
-from bench.run import authentication, caller
+from bench.run import authentication, caller, endpoints
 
 SCALE = Scale(organizations=5, users=30, bots=40, requests=400)
 COLLECTIONS = ("organizations", "users", "tokens", "services", "tags", "bots", "botrequests")
@@ -49,3 +49,10 @@ def test_the_authentication_row_times_the_lookup_of_real_callers():
     assert all(row["requests"] > 0 and row["p50_ms"] > 0 for row in measured.values())
     assert caller(db, user_token(0)).kind == "user"
     assert caller(db, organization_token(1)).kind == "organization"
+
+
+def test_the_benchmark_finds_what_it_fetches_in_a_data_set_of_any_size():
+    """`make bench-scale` starts from small sizes, with as many users as at full scale."""
+    db = mongomock.MongoClient().bench
+    generate(db, Scale(organizations=5, users=30, bots=40, requests=1), seed=7)
+    assert len(endpoints(db)) > 1
