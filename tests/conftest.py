@@ -6,6 +6,7 @@ or whatever `MONGODB_URI` names (a real MongoDB, say).
 
 import contextlib
 import os
+import socket
 import uuid
 
 import mongomock
@@ -104,6 +105,15 @@ def offline_app():
 @pytest.fixture
 def client(app):
     return app.test_client()
+
+
+@pytest.fixture
+def busy_port():
+    """A loopback port something listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
 
 
 @pytest.fixture

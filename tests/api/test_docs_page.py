@@ -3,12 +3,11 @@
 import shutil
 import subprocess
 import tempfile
-import threading
 from html.parser import HTMLParser
 
 import pytest
-from werkzeug.serving import make_server
 
+from tests.support.live_server import served
 from web.openapi import DOCS_ASSETS
 
 
@@ -61,15 +60,8 @@ def _chromium() -> str | None:
 
 @pytest.fixture
 def live_server(offline_app):
-    server = make_server("127.0.0.1", 0, offline_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
+    with served(offline_app) as url:
+        yield url
 
 
 @pytest.mark.browser

@@ -14,18 +14,17 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import mongomock
 import pytest
 from bson import ObjectId
-from werkzeug.serving import make_server
 
 from app import create_app
 from tests.conftest import TEST_SETTINGS, _fresh_database
 from tests.support import ROOT
 from tests.support.factories import World
+from tests.support.live_server import served
 
 SPECTRAL = ROOT / "node_modules" / ".bin" / "spectral"
 GENERATOR = Path(sys.executable).parent / "openapi-python-client"
@@ -111,19 +110,6 @@ def _model(generated, name: str) -> type:
     return getattr(importlib.import_module(f"{generated.__name__}.models"), name)
 
 
-@contextlib.contextmanager
-def _served(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
-
-
 @pytest.fixture(scope="module")
 def scene(wire_client):
     """Members, an admin and an organization token; bots and requests, deleted ones too."""
@@ -157,7 +143,7 @@ def base_url(scene):
     app = create_app(
         {**TEST_SETTINGS, "MONGODB_DB": scene["db"].name}, mongo_client=scene["db"].client
     )
-    with _served(app) as url:
+    with served(app) as url:
         yield url
 
 
@@ -336,7 +322,7 @@ def test_too_many_requests_is_declared_where_limits_apply(generated, scene, docu
         mongo_client=scene["db"].client,
     )
     limited = set()
-    with _served(app) as url:
+    with served(app) as url:
         for caller, operation_id, arguments in _calls(scene):
             client = _client(generated, url, caller and scene["tokens"][caller])
             operation = _operation(generated, operation_id)
@@ -363,7 +349,7 @@ def test_service_unavailable_is_declared_where_the_database_is_asked(
     )
     unavailable = set()
     try:
-        with _served(app) as url:
+        with served(app) as url:
             for caller, operation_id, arguments in _calls(scene):
                 client = _client(generated, url, caller and scene["tokens"][caller])
                 response = _operation(generated, operation_id).sync_detailed(

@@ -4,12 +4,9 @@ scripts/run.py (`make run`) read a `.env` file, and the environment wins over it
 import ast
 import os
 import re
-import socket
 import subprocess
 import sys
 from collections.abc import Mapping
-
-import pytest
 
 from runtime.config import settings_from_env
 from tests.support import ROOT
@@ -138,14 +135,6 @@ def test_the_environment_wins_over_env(tmp_path):
     assert result.stderr.strip().splitlines() == [
         "Error: MONGODB_DB: 'from/env-file' is not a MongoDB database name."
     ]
-
-
-@pytest.fixture
-def busy_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        yield sock.getsockname()[1]
 
 
 def test_make_run_reads_env_in_its_folder(tmp_path, busy_port):

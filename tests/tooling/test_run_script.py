@@ -1,7 +1,6 @@
 """scripts/run.py (`make run`/`serve`/`db`): the embedded database's life, and clear refusals."""
 
 import importlib.util
-import socket
 import subprocess
 
 import pytest
@@ -22,14 +21,6 @@ def run_script(tmp_path, monkeypatch):
     monkeypatch.setattr(module, "PID_FILE", var / "secantusd.pid")
     monkeypatch.setattr(module, "LOG_FILE", var / "secantusd.log")
     return module
-
-
-@pytest.fixture
-def busy_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        yield sock.getsockname()[1]
 
 
 def test_a_busy_server_port_is_refused_before_anything_starts(run_script, busy_port, monkeypatch):
