@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install run serve db test lint format clean bench bench-scale bench-load soak wrk
+.PHONY: install run serve db test test-fast lint format clean bench bench-scale bench-load soak wrk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ db: $(STAMP)
 
 test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
+
+# The inner loop: unit and API tests on mongomock only; no server, gunicorn or browser.
+test-fast: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python -m pytest tests/unit tests/api -m "not wire and not browser"
 
 # Load test over generated data (docs/performance.md); installs wrk with apt-get when missing.
 bench: $(STAMP) wrk

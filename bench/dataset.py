@@ -177,6 +177,8 @@ def generate(db: Database, scale: Scale, seed: int = 7) -> None:
                 user = rng.randrange(scale.users)
                 orgs = memberships[user]
                 organization = rng.choice(orgs) if orgs and rng.random() < 0.8 else None
+            if n == 0:  # one of the benchmark user's own, to fetch at any size (bench/run.py)
+                user, organization = 0, None
             stamp = START + step * n
             yield {
                 "_id": object_id(6, n),

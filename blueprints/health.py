@@ -11,6 +11,7 @@ from werkzeug.exceptions import ServiceUnavailable
 
 from blueprints.arguments import Blueprint
 from runtime import database
+from web.errors import DATABASE_RETRY_AFTER
 from web.metrics import DATABASE_ERRORS
 
 blp = Blueprint(
@@ -53,5 +54,5 @@ def readyz():
         database.ping(current_app.config["READYZ_TIMEOUT_MS"] / 1000)
     except PyMongoError as error:
         DATABASE_ERRORS.labels(error=type(error).__name__).inc()
-        raise ServiceUnavailable(retry_after=1) from error
+        raise ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER) from error
     return _OK

@@ -6,6 +6,7 @@ or whatever `MONGODB_URI` names (a real MongoDB, say).
 
 import contextlib
 import os
+import socket
 import uuid
 
 import mongomock
@@ -14,10 +15,10 @@ import pytest
 
 from app import create_app
 from runtime import logs
-from tests.factories import World
-from tests.gunicorn_server import GunicornServer
-from tests.json_log import capture as json_log_capture
-from tests.wire_server import WireServer
+from tests.support.factories import World
+from tests.support.gunicorn_server import GunicornServer
+from tests.support.json_log import capture as json_log_capture
+from tests.support.wire_server import WireServer
 
 
 @pytest.fixture(scope="session")
@@ -107,8 +108,17 @@ def client(app):
 
 
 @pytest.fixture
+def busy_port():
+    """A loopback port something listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+@pytest.fixture
 def json_log():
-    """The JSON lines logged in this process during the test (tests/json_log.py)."""
+    """The JSON lines logged in this process during the test (tests/support/json_log.py)."""
     with json_log_capture() as lines:
         yield lines
 
@@ -116,6 +126,16 @@ def json_log():
 @pytest.fixture
 def world(db):
     return World(db)
+
+
+def pytest_collection_modifyitems(items):
+    """Mark `wire` whatever needs the wire-protocol server, so `make test-fast` can leave it
+    out: a test on a fixture of it, or a test's `wire` case of a backend parameter."""
+    for item in items:
+        params = getattr(item, "callspec", None)
+        on_wire = params is not None and "wire" in params.params.values()
+        if on_wire or "wire_uri" in item.fixturenames:
+            item.add_marker(pytest.mark.wire)
 
 
 def pytest_configure(config):

@@ -20,6 +20,10 @@ from web.metrics import DATABASE_ERRORS
 
 log = logging.getLogger(__name__)
 
+# Seconds a client should wait before retrying a 503: what we answer 503 for (an election, a
+# dropped connection, a stalled node) is mostly over within a second or two.
+DATABASE_RETRY_AFTER = 1
+
 _MESSAGES = {
     400: "The request has invalid parameters.",
     401: "A valid bearer token is required.",
@@ -101,7 +105,17 @@ def _database_error(error: PyMongoError) -> Response:
         return http_error(InternalServerError(original_exception=error))
     log.warning("database unavailable: %s: %s", type(error).__name__, database.describe(error))
     DATABASE_ERRORS.labels(error=type(error).__name__).inc()
-    return http_error(ServiceUnavailable(retry_after=1))
+    return http_error(ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER))
+
+
+def _database_retry_after(response: Response) -> Response:
+    """Flask-Limiter gives every limited response a Retry-After of its window's reset, a
+    503's included, which would have clients wait out a minute for a database worth retrying
+    in a second. This hook runs after the limiter's because it is registered before it
+    (`create_app` sets up errors first; Flask runs these hooks in reverse)."""
+    if response.status_code == HTTPStatus.SERVICE_UNAVAILABLE:
+        response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER)
+    return response
 
 
 class Api(flask_smorest.Api):
@@ -116,3 +130,4 @@ class Api(flask_smorest.Api):
 def init_app(app: Flask) -> None:
     app.register_error_handler(DomainError, _domain_error)
     app.register_error_handler(PyMongoError, _database_error)
+    app.after_request(_database_retry_after)

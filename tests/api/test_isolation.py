@@ -1,0 +1,235 @@
+"""Tenant isolation, proven exhaustively (OWASP API1, broken object level authorization).
+
+A world of organizations, members, non-members, admins and organization tokens is built;
+for every caller × endpoint × object, the expected answer is computed here from the rules of
+docs/api.md (Who sees what) alone — independently of access/policy.py — and compared with
+what the API returns.
+Any extra id, any missing id and any wrong status is a failure.
+"""
+
+from dataclasses import dataclass, field
+
+from bson import ObjectId
+
+from tests.support.factories import bearer
+
+ORGS = ("A", "B", "C")
+# name: (memberships, admin)
+USERS = {
+    "alice": (("A",), False),
+    "bob": (("A", "B"), False),
+    "carol": ((), False),
+    "dave": (("C",), True),
+    "erin": ((), True),
+}
+# slug: (owning organization or None, isPublic)
+BOTS = {
+    "pub-none": (None, True),
+    "priv-none": (None, False),
+    **{f"{kind}-{org.lower()}": (org, kind == "pub") for org in ORGS for kind in ("pub", "priv")},
+}
+# (creator, organization or None, bot slug)
+REQUESTS = (
+    ("alice", "A", "priv-a"),
+    ("alice", None, "pub-none"),
+    ("alice", "B", "pub-b"),
+    ("bob", "A", "pub-a"),
+    ("bob", "B", "priv-b"),
+    ("bob", None, "priv-none"),
+    ("carol", None, "pub-none"),
+    ("carol", "A", "pub-a"),
+    ("dave", "C", "priv-c"),
+    ("dave", "A", "pub-a"),
+    ("erin", None, "pub-c"),
+)
+
+
+@dataclass(frozen=True)
+class Who:
+    """A caller as docs/api.md describes it: a user, or an organization's token."""
+
+    label: str
+    user: str | None = None
+    organization: str | None = None
+
+    @property
+    def memberships(self) -> frozenset[str]:
+        return frozenset(USERS[self.user][0]) if self.user else frozenset()
+
+    @property
+    def admin(self) -> bool:
+        return bool(self.user) and USERS[self.user][1]
+
+    def represents(self, org: str | None) -> bool:
+        """A member of org, or org's own token."""
+        return org is not None and (org in self.memberships or org == self.organization)
+
+
+CALLERS = [Who(name, user=name) for name in USERS] + [
+    Who(f"token-{org}", organization=org) for org in ORGS
+]
+
+
+def expected_bot_list(who: Who, custom: bool) -> set[str]:
+    if custom:
+        mine = who.memberships | ({who.organization} if who.organization else set())
+        return {slug for slug, (org, _) in BOTS.items() if org in mine}
+    if who.admin:
+        return set(BOTS)
+    if who.user:
+        return {slug for slug, (org, public) in BOTS.items() if public or org in who.memberships}
+    return {slug for slug, (_, public) in BOTS.items() if public}
+
+
+def expected_bot(who: Who, slug: str) -> int:
+    org, public = BOTS[slug]
+    if who.admin or public or who.represents(org):
+        return 200
+    return 404
+
+
+def expected_request_list(who: Who) -> tuple[int, set[int]]:
+    if not who.user:
+        return 403, set()
+    return 200, {
+        index
+        for index, (creator, org, _) in enumerate(REQUESTS)
+        if creator == who.user or org in who.memberships
+    }
+
+
+def expected_org_request(who: Who, org: str, index: int) -> int:
+    creator, request_org, _ = REQUESTS[index]
+    if not who.user and who.organization != org:
+        return 403
+    if request_org != org:
+        return 404
+    if who.represents(org) or creator == who.user:
+        return 200
+    return 404
+
+
+@dataclass
+class Built:
+    orgs: dict[str, ObjectId] = field(default_factory=dict)
+    users: dict[str, ObjectId] = field(default_factory=dict)
+    bots: dict[str, ObjectId] = field(default_factory=dict)
+    requests: list[ObjectId] = field(default_factory=list)
+    tokens: dict[str, str] = field(default_factory=dict)
+
+
+def build(world) -> Built:
+    built = Built()
+    for org in ORGS:
+        built.orgs[org] = world.organization(f"Org {org}")
+    for name, (memberships, admin) in USERS.items():
+        built.users[name] = world.user(
+            name.title(),
+            organizations=[built.orgs[org] for org in memberships],
+            role="admin" if admin else "user",
+        )
+    for slug, (org, public) in BOTS.items():
+        built.bots[slug] = world.bot(slug, organization=built.orgs.get(org), is_public=public)
+    for creator, org, slug in REQUESTS:
+        built.requests.append(
+            world.bot_request(
+                bot=built.bots[slug],
+                created_by=built.users[creator],
+                organization=built.orgs.get(org),
+            )
+        )
+    for who in CALLERS:
+        if who.user:
+            built.tokens[who.label] = world.token(user=built.users[who.user])
+        else:
+            built.tokens[who.label] = world.token(organization=built.orgs[who.organization])
+    return built
+
+
+class Checker:
+    def __init__(self, client, built: Built):
+        self.client = client
+        self.built = built
+        self.problems: list[str] = []
+        self.slug_of = {bot_id: slug for slug, bot_id in built.bots.items()}
+        self.index_of = {request_id: i for i, request_id in enumerate(built.requests)}
+
+    def get(self, who: Who, path: str):
+        return self.client.get(path, headers=bearer(self.built.tokens[who.label]))
+
+    def expect_status(self, who: Who, path: str, status: int):
+        response = self.get(who, path)
+        if response.status_code != status:
+            self.problems.append(
+                f"{who.label} GET {path}: {response.status_code}, expected {status}"
+            )
+        return response
+
+    def expect_list(self, who: Who, path: str, status: int, ids: set, key):
+        response = self.expect_status(who, path, status)
+        if status != 200 or response.status_code != 200:
+            return
+        body = response.get_json()
+        got = {key(item["id"]) for item in body["results"]}
+        if got != ids or body["totalResults"] != len(ids):
+            extra, missing = sorted(map(str, got - ids)), sorted(map(str, ids - got))
+            self.problems.append(f"{who.label} GET {path}: extra {extra}, missing {missing}")
+
+    def bot_key(self, bot_id: str) -> str:
+        return self.slug_of.get(ObjectId(bot_id), bot_id)
+
+    def request_key(self, request_id: str) -> int | str:
+        return self.index_of.get(ObjectId(request_id), request_id)
+
+
+def test_every_caller_sees_exactly_what_the_contract_allows(client, world):
+    built = build(world)
+    check = Checker(client, built)
+    unknown_org = ObjectId()
+
+    for who in CALLERS:
+        for custom in (False, True):
+            path = f"/v1/bots/?limit=100&custom={str(custom).lower()}"
+            check.expect_list(who, path, 200, expected_bot_list(who, custom), check.bot_key)
+
+        for slug in BOTS:
+            response = check.expect_status(who, f"/v1/bots/{slug}/", expected_bot(who, slug))
+            if response.status_code == 200:
+                body = response.get_json()
+                if body["id"] != str(built.bots[slug]):
+                    check.problems.append(f"{who.label} /v1/bots/{slug}/: wrong bot {body['id']}")
+                if ("isPublic" in body) != who.admin:
+                    check.problems.append(
+                        f"{who.label} /v1/bots/{slug}/: wrong view {sorted(body)}"
+                    )
+
+        status, indexes = expected_request_list(who)
+        check.expect_list(who, "/v1/requests/?limit=100", status, indexes, check.request_key)
+        for index, request_id in enumerate(built.requests):
+            single = 200 if index in indexes else (403 if status == 403 else 404)
+            check.expect_status(who, f"/v1/requests/{request_id}/", single)
+
+        for org, org_id in [*built.orgs.items(), ("unknown", unknown_org)]:
+            allowed = who.represents(org)
+            base = f"/v1/organizations/{org_id}"
+            org_bots = {slug for slug, (owner, _) in BOTS.items() if owner == org}
+            check.expect_list(
+                who, f"{base}/bots/?limit=100", 200 if allowed else 403, org_bots, check.bot_key
+            )
+            for slug in BOTS:
+                status_8 = 403 if not allowed else (200 if slug in org_bots else 404)
+                check.expect_status(who, f"{base}/bots/{slug}/", status_8)
+            org_requests = {i for i, (_, owner, _) in enumerate(REQUESTS) if owner == org}
+            check.expect_list(
+                who,
+                f"{base}/requests/?limit=100",
+                200 if allowed else 403,
+                org_requests,
+                check.request_key,
+            )
+            for index, request_id in enumerate(built.requests):
+                check.expect_status(
+                    who, f"{base}/requests/{request_id}/", expected_org_request(who, org, index)
+                )
+
+    assert check.problems == []

@@ -1,0 +1,238 @@
+"""Database round trips of a warm request, counted with pymongo's command monitoring.
+
+A warm request costs one round trip for its caller (the token with its user or organization,
+in one aggregation: nothing is cached by default, so a revocation applies at once) plus a
+small fixed number per endpoint, the same for a page of 1 and of 100 and for ten times the
+data; no N+1, joins only for the page's items, which are fetched by id, never more than
+`limit` of them, even deep in the list. Only on the wire-protocol server: mongomock has no
+wire and no monitoring.
+"""
+
+import datetime as dt
+import threading
+import uuid
+
+import jwt
+import pymongo
+import pytest
+from pymongo import monitoring
+
+from app import create_app
+from repositories.indexes import ensure_indexes
+from tests.support.factories import World, bearer
+
+
+class CommandLog(monitoring.CommandListener):
+    def __init__(self):
+        self.commands: list[dict] = []
+        self._lock = threading.Lock()
+
+    def started(self, event):
+        with self._lock:
+            self.commands.append(event.command)
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+    def take(self) -> list[dict]:
+        with self._lock:
+            taken, self.commands = self.commands, []
+        return taken
+
+
+@pytest.fixture
+def log():
+    return CommandLog()
+
+
+@pytest.fixture
+def monitored(wire_uri, wire_client, log):
+    """A database on the wire-protocol server, and test clients of apps (with extra settings)
+    whose database client reports its commands."""
+    client = pymongo.MongoClient(
+        wire_uri, event_listeners=[log], datetime_conversion="DATETIME_AUTO"
+    )
+    db = wire_client[f"round_trips_{uuid.uuid4().hex[:12]}"]
+    ensure_indexes(db)
+
+    def test_client(**config):
+        config = {"TESTING": True, "MONGODB_DB": db.name, **config}
+        return create_app(config, mongo_client=client).test_client()
+
+    yield db, test_client
+    client.close()
+    wire_client.drop_database(db.name)
+
+
+def _fill(world: World, scene: dict, requests: int) -> None:
+    for n in range(requests):
+        world.bot_request(
+            bot=scene["bots"][n % 2],
+            created_by=scene["ada"] if n % 3 else scene["bob"],
+            organization=scene["acme"] if n % 2 else None,
+        )
+
+
+def _scene(db) -> dict:
+    world = World(db)
+    acme = world.organization("Acme")
+    ada = world.user("Ada", organizations=[acme])
+    bob = world.user("Bob", organizations=[acme])
+    service = world.service("Writing", "writing")
+    tag = world.tag("fun")
+    bots = [
+        world.bot("public-bot", service=service, tags=[tag]),
+        world.bot("acme-bot", organization=acme, is_public=False, service=service, tags=[tag]),
+    ]
+    scene = {"world": world, "acme": acme, "ada": ada, "bob": bob, "bots": bots}
+    scene["token"] = world.token(user=ada)
+    scene["request"] = world.bot_request(bot=bots[0], created_by=ada, organization=acme)
+    _fill(world, scene, 30)
+    return scene
+
+
+# name: (path, commands of a warm request, the caller's lookup included; whether it is a list
+# that takes `limit`)
+ENDPOINTS = {
+    "bots": ("/v1/bots/", 6, True),
+    "bots by name": ("/v1/bots/?name=bot", 6, True),
+    "bots by tags": ("/v1/bots/?tags={tag}", 6, True),
+    "bots by service": ("/v1/bots/?service=writing", 7, True),
+    "bot": ("/v1/bots/acme-bot/", 2, False),
+    "organization bots": ("/v1/organizations/{acme}/bots/", 4, True),
+    "organization bot": ("/v1/organizations/{acme}/bots/acme-bot/", 2, False),
+    "requests": ("/v1/requests/", 6, True),
+    "requests by name": ("/v1/requests/?name=bot", 7, True),
+    "request": ("/v1/requests/{request}/", 2, False),
+    "organization requests": ("/v1/organizations/{acme}/requests/", 4, True),
+    "organization request": ("/v1/organizations/{acme}/requests/{request}/", 2, False),
+}
+
+
+def _about_the_caller(commands: list[dict]) -> list[dict]:
+    """The commands addressed to `tokens` or `users`: what authentication asked."""
+    return [c for c in commands if next(iter(c.values())) in ("tokens", "users")]
+
+
+def _warm_commands(client, log, url: str, token: str) -> list[dict]:
+    assert client.get(url, headers=bearer(token)).status_code == 200
+    log.take()
+    response = client.get(url, headers=bearer(token))
+    assert response.status_code == 200
+    return log.take()
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+def test_warm_request_costs_a_fixed_number_of_round_trips(monitored, log, endpoint):
+    db, test_client = monitored
+    client = test_client()
+    scene = _scene(db)
+    path, expected, is_list = ENDPOINTS[endpoint]
+    url = path.format(acme=scene["acme"], request=scene["request"], tag=db.tags.find_one()["_id"])
+    separator = "&" if "?" in url else "?"
+    counted = []
+    for limit, requests in ((1, 0), (100, 0), (100, 300)):
+        _fill(scene["world"], scene, requests)
+        paged = f"{url}{separator}limit={limit}" if is_list else url
+        commands = _warm_commands(client, log, paged, scene["token"])
+        [lookup] = _about_the_caller(commands)
+        assert lookup["aggregate"] == "tokens", lookup
+        counted.append(len(commands))
+    assert counted == [expected] * 3, [sorted(command) for command in commands]
+
+
+def test_with_the_token_cache_on_a_warm_request_asks_nothing_about_its_caller(monitored, log):
+    """The opt-in cache saves exactly the caller's lookup, at the price of a revocation delay."""
+    db, test_client = monitored
+    scene = _scene(db)
+    path, expected, _ = ENDPOINTS["bots"]
+
+    commands = _warm_commands(test_client(TOKEN_CACHE_SECONDS=60), log, path, scene["token"])
+
+    assert not _about_the_caller(commands)
+    assert len(commands) == expected - 1
+
+
+def test_a_jwt_costs_one_lookup_of_its_user_like_an_opaque_token(monitored, log):
+    db, test_client = monitored
+    scene = _scene(db)
+    path, expected, _ = ENDPOINTS["bots"]
+    secret = "a-test-secret-of-at-least-32-bytes!"
+    expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
+    token = jwt.encode({"sub": str(scene["ada"]), "exp": expires}, secret, algorithm="HS256")
+
+    commands = _warm_commands(test_client(JWT_SECRET=secret), log, path, token)
+
+    [lookup] = _about_the_caller(commands)
+    assert lookup.get("find") == "users", lookup
+    assert len(commands) == expected
+
+
+def test_a_deep_page_fetches_only_its_own_documents(monitored, log):
+    db, test_client = monitored
+    scene = _scene(db)
+    _fill(scene["world"], scene, 300)
+    url = "/v1/requests/?limit=10&page=20"
+    commands = _warm_commands(test_client(), log, url, scene["token"])
+
+    finds = [command for command in commands if "find" in command]
+    assert finds and all(set(c["projection"]) == {"_id", "createdAt"} for c in finds)
+    pages = [c for c in commands if c.get("aggregate") == "botrequests"]
+    [fetch] = [c for c in pages if "$lookup" in str(c["pipeline"])]
+    assert len(fetch["pipeline"][0]["$match"]["_id"]["$in"]) == 10
+
+
+@pytest.fixture
+def crowded(monitored, log):
+    """Sixty bots and requests, all visible to one member, with every reference set."""
+    db, test_client = monitored
+    world = World(db)
+    acme = world.organization()
+    user = world.user("Ada", organizations=[acme])
+    service, tag = world.service(), world.tag()
+    for number in range(60):
+        bot = world.bot(f"bot-{number:02d}", organization=acme, service=service, tags=[tag])
+        world.bot_request(bot=bot, created_by=user, organization=acme)
+    return test_client(), world.token(user=user), {"acme": acme, "tag": tag}
+
+
+LISTS = [
+    "/v1/bots/?limit={limit}",
+    "/v1/bots/?limit={limit}&custom=true&name=bot&tags={tag}&service=writing",
+    "/v1/organizations/{acme}/bots/?limit={limit}",
+    "/v1/requests/?limit={limit}",
+    "/v1/requests/?limit={limit}&name=bot",
+    "/v1/organizations/{acme}/requests/?limit={limit}",
+]
+
+
+def _commands(client, log, path: str, token: str) -> list[dict]:
+    commands = _warm_commands(client, log, path, token)
+    assert client.get(path, headers=bearer(token)).get_json()["results"], "an empty page"
+    return commands
+
+
+@pytest.mark.parametrize("template", LISTS)
+def test_round_trips_do_not_grow_with_the_page(crowded, log, template):
+    client, token, ids = crowded
+    counts = {}
+    for limit in (1, 10, 50):
+        commands = _commands(client, log, template.format(limit=limit, **ids), token)
+        # Independent queries run side by side, so their order may vary.
+        counts[limit] = sorted(next(iter(command)) for command in commands)
+    assert counts[1] == counts[10] == counts[50], counts
+
+
+@pytest.mark.parametrize("template", LISTS)
+def test_joins_run_after_the_page_is_cut(crowded, log, template):
+    """Every $lookup of a pipeline comes after its $limit: joins touch the page only."""
+    client, token, ids = crowded
+    for command in _commands(client, log, template.format(limit=5, **ids), token):
+        if "aggregate" not in command:
+            continue
+        stages = [next(iter(stage)) for stage in command["pipeline"]]
+        if "$lookup" in stages:
+            assert "$limit" in stages and stages.index("$limit") < stages.index("$lookup"), stages

@@ -1,0 +1,190 @@
+"""A revocation, a demotion or a removed membership applies to the next request in every worker.
+
+Through a real gunicorn with two workers: the test client is one process and proves nothing
+about the others. Each scenario first has every worker accept the token, so that a
+per-worker cache, were one on, would hold it; then makes the change the way the operator or
+the other system makes it; then sends the next request on each worker's own connection.
+A role or a membership is read from `users` for a JWT too, so those run with both kinds.
+"""
+
+import datetime as dt
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import jwt
+import pytest
+
+from access.authentication import hash_token
+from tests.support import ROOT
+from tests.support.factories import World, bearer
+from tests.support.gunicorn_server import GunicornServer
+
+FLASK = Path(sys.executable).with_name("flask")
+JWT_SECRET = "a-test-secret-of-at-least-32-bytes!"
+
+
+@pytest.fixture(scope="module")
+def database(wire_client):
+    """One database for the module's server; each test makes its own users and tokens."""
+    name = f"revocation_{uuid.uuid4().hex[:12]}"
+    yield wire_client[name]
+    wire_client.drop_database(name)
+
+
+@pytest.fixture(scope="module")
+def server(wire_uri, database):
+    """gunicorn with the default settings (JWTs accepted too), started once for the module."""
+    settings = {"MONGODB_URI": wire_uri, "MONGODB_DB": database.name, "JWT_SECRET": JWT_SECRET}
+    with GunicornServer(settings) as started:
+        yield started
+
+
+@pytest.fixture
+def stored(database):
+    return World(database)
+
+
+@pytest.fixture
+def open_connections():
+    """Opens one keep-alive connection held by each worker of a server; closed at teardown."""
+    opened = []
+
+    def open_for(server: GunicornServer) -> list:
+        found = list(server.connections_per_worker().values())
+        opened.extend(found)
+        return found
+
+    yield open_for
+    for connection in opened:
+        connection.close()
+
+
+def _every_worker(server: GunicornServer, connections: list, path: str, token: str) -> list:
+    """(status, body) of the same request sent once on each worker's connection."""
+    answers = []
+    for connection in connections:
+        status, _, body = server.request("GET", path, bearer(token), connection=connection)
+        answers.append((status, body))
+    return answers
+
+
+def _statuses(answers: list) -> list[int]:
+    return [status for status, _ in answers]
+
+
+def _revoke_by_cli(uri: str, db_name: str, token_id, **env) -> str:
+    """`flask --app app tokens revoke`, run as an operator runs it; its standard output."""
+    result = subprocess.run(
+        [str(FLASK), "--app", "app", "tokens", "revoke", str(token_id)],
+        cwd=ROOT,
+        env={**os.environ, "MONGODB_URI": uri, "MONGODB_DB": db_name, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def _token_id(db, token: str):
+    return db.tokens.find_one({"tokenHash": hash_token(token)})["_id"]
+
+
+def test_a_revocation_by_the_cli_refuses_the_token_in_every_worker(
+    server, open_connections, wire_uri, database, stored
+):
+    token = stored.token(user=stored.user("Ada"))
+    connections = open_connections(server)
+    assert _statuses(_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
+
+    output = _revoke_by_cli(wire_uri, database.name, _token_id(database, token))
+
+    assert "stops working at once" in output
+    assert _statuses(_every_worker(server, connections, "/v1/bots/", token)) == [401, 401]
+
+
+def test_a_revocation_written_by_the_other_system_refuses_the_token_in_every_worker(
+    server, open_connections, database, stored
+):
+    token = stored.token(user=stored.user("Ada"))
+    connections = open_connections(server)
+    assert _statuses(_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
+
+    database.tokens.update_one(
+        {"tokenHash": hash_token(token)}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
+    )
+
+    assert _statuses(_every_worker(server, connections, "/v1/bots/", token)) == [401, 401]
+
+
+def _token_for(stored: World, user, kind: str) -> str:
+    """An opaque token from `tokens`, or a JWT whose rights are read from `users` all the same."""
+    if kind == "opaque":
+        return stored.token(user=user)
+    expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
+    return jwt.encode({"sub": str(user), "exp": expires}, JWT_SECRET, algorithm="HS256")
+
+
+@pytest.mark.parametrize("kind", ["opaque", "jwt"])
+def test_a_demoted_admin_no_longer_sees_another_organizations_private_bot(
+    server, open_connections, database, stored, kind
+):
+    name = f"private{uuid.uuid4().hex[:8]}"
+    stored.bot(name, name=name, organization=stored.organization("Globex"), is_public=False)
+    admin = stored.user("Root", role="admin")
+    token = _token_for(stored, admin, kind)
+    path = f"/v1/bots/?name={name}"
+    connections = open_connections(server)
+    before = _every_worker(server, connections, path, token)
+    assert [body["totalResults"] for _, body in before] == [1, 1]
+
+    database.users.update_one({"_id": admin}, {"$set": {"role": "user"}})
+
+    after = _every_worker(server, connections, path, token)
+    assert [(status, body["totalResults"]) for status, body in after] == [(200, 0), (200, 0)]
+
+
+@pytest.mark.parametrize("kind", ["opaque", "jwt"])
+def test_a_removed_membership_closes_the_organizations_requests_in_every_worker(
+    server, open_connections, database, stored, kind
+):
+    acme = stored.organization("Acme")
+    member = stored.user("Ada", organizations=[acme])
+    token = _token_for(stored, member, kind)
+    path = f"/v1/organizations/{acme}/requests/"
+    connections = open_connections(server)
+    assert _statuses(_every_worker(server, connections, path, token)) == [200, 200]
+
+    database.users.update_one({"_id": member}, {"$pull": {"organizations": acme}})
+
+    assert _statuses(_every_worker(server, connections, path, token)) == [403, 403]
+
+
+def test_with_the_cache_turned_on_the_cli_states_the_delay_the_workers_keep(
+    gunicorn, open_connections, wire_uri, wire_db
+):
+    """The opt-in cache's delay is real, so the CLI must not say "at once"; and it ends.
+
+    The delay leaves the CLI's own start (about a second) ample room on a busy machine.
+    """
+    seconds = 5
+    server = gunicorn({"TOKEN_CACHE_SECONDS": str(seconds)})
+    world = World(wire_db)
+    token = world.token(user=world.user("Ada"))
+    connections = open_connections(server)
+    assert _statuses(_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
+    cached_at = time.monotonic()
+
+    output = _revoke_by_cli(
+        wire_uri, wire_db.name, _token_id(wire_db, token), TOKEN_CACHE_SECONDS=str(seconds)
+    )
+
+    assert f"stops working within {seconds} seconds" in output
+    assert "at once" not in output
+    assert _statuses(_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
+    time.sleep(cached_at + seconds + 0.5 - time.monotonic())
+    assert _statuses(_every_worker(server, connections, "/v1/bots/", token)) == [401, 401]

@@ -1,0 +1,141 @@
+"""Settings are checked when a process starts: a bad one stops `flask` and gunicorn with one
+line naming the variable, exit status 1, and never reaches a request as a 500."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runtime.config import ConfigError, settings_from_env
+from tests.support import ROOT
+from tests.support.wire_server import free_port
+
+BIN = Path(sys.executable).parent
+PASSWORD = "pa55-w0rd-never-printed"
+SECRET = "a-test-secret-of-at-least-32-bytes!"
+
+# (variable, bad value, what the line says)
+APP_SETTINGS = [
+    ("MONGODB_URI", "http://127.0.0.1:27017/", "URI must begin with 'mongodb://'"),
+    ("MONGODB_DB", "bot.catalogue", "not a MongoDB database name"),
+    ("MONGODB_TIMEOUT_MS", "5s", "must be a whole number"),
+    ("MONGODB_ADMIN_TIMEOUT_MS", "-1", "must be at least 0"),
+    ("MONGODB_READ_PREFERENCE", "fastest", "must be one of primary,"),
+    ("READYZ_TIMEOUT_MS", "0", "must be at least 1"),
+    ("RATELIMIT_ENABLED", "maybe", "must be true or false"),
+    ("RATELIMIT_DEFAULT", "600 per minit", "is not a rate limit"),
+    ("RATELIMIT_STORAGE_URI", "redis:/cache:6379", "must be a storage URI"),
+    ("RATELIMIT_AUTH_FAILURES", "60 per minute;5/second", "takes one rate limit, not 2"),
+    ("TRUSTED_PROXIES", "-1", "must be at least 0"),
+    ("JWT_SECRET", "too-short", "at least 32 bytes"),
+    ("JWT_PUBLIC_KEY", "-----BEGIN PUBLIC KEY-----", "is not a PEM public key"),
+    ("JWT_AUDIENCE", "https://api.example.com", "needs JWT_SECRET or JWT_PUBLIC_KEY"),
+    ("JWT_ISSUER", "https://id.example.com/", "needs JWT_SECRET or JWT_PUBLIC_KEY"),
+    ("TOKEN_CACHE_SECONDS", "-1", "must be 0 or more seconds"),
+    ("TOKEN_CACHE_SIZE", "lots", "must be a whole number"),
+    ("METRICS_PORT", "70000", "must be a TCP port from 1 to 65535"),
+]
+GUNICORN_SETTINGS = [
+    ("PORT", "http", "must be a whole number"),
+    ("GUNICORN_WORKERS", "0", "must be at least 1"),
+    ("GUNICORN_THREADS", "four", "must be a whole number"),
+    ("GUNICORN_TIMEOUT", "30s", "must be a whole number"),
+]
+_ALL_NAMES = {name for name, *_ in APP_SETTINGS + GUNICORN_SETTINGS} | {"EMBEDDED_DB_PORT"}
+
+
+def _environment(**settings) -> dict:
+    """The test's own environment without any setting of ours, plus `settings`."""
+    clean = {key: value for key, value in os.environ.items() if key not in _ALL_NAMES}
+    return {**clean, **settings}
+
+
+def _run(command: list[str], **settings) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        command, cwd=ROOT, env=_environment(**settings), capture_output=True, text=True, timeout=60
+    )
+
+
+def _flask(**settings) -> subprocess.CompletedProcess:
+    return _run([str(BIN / "flask"), "--app", "app", "routes"], **settings)
+
+
+def _gunicorn(**settings) -> subprocess.CompletedProcess:
+    """gunicorn never gets as far as binding: the check runs as it reads its configuration.
+    Were it to start instead, `_run`'s timeout fails the test."""
+    return _run([str(BIN / "gunicorn"), "wsgi:app"], **{"PORT": str(free_port()), **settings})
+
+
+def _assert_stopped_with_one_line(result: subprocess.CompletedProcess, name: str, said: str):
+    output = (result.stdout + result.stderr).strip()
+    assert result.returncode == 1, output
+    assert output.count("\n") == 0, output
+    assert output.startswith(f"Error: {name}: "), output
+    assert said in output
+
+
+@pytest.mark.parametrize(("name", "value", "said"), APP_SETTINGS)
+def test_a_bad_app_setting_stops_flask(name, value, said):
+    _assert_stopped_with_one_line(_flask(**{name: value}), name, said)
+
+
+@pytest.mark.parametrize(("name", "value", "said"), APP_SETTINGS + GUNICORN_SETTINGS)
+def test_a_bad_setting_stops_gunicorn(name, value, said):
+    _assert_stopped_with_one_line(_gunicorn(**{name: value}), name, said)
+
+
+@pytest.mark.parametrize(("name", "value"), [("PORT", "5OOO"), ("EMBEDDED_DB_PORT", "-1")])
+def test_a_bad_setting_stops_make_run(name, value):
+    result = _run([sys.executable, "scripts/run.py", "dev"], **{name: value})
+
+    _assert_stopped_with_one_line(result, name, "must be")
+
+
+def test_good_settings_start():
+    result = _flask(
+        RATELIMIT_DEFAULT="100/second;1000 per hour",
+        RATELIMIT_STORAGE_URI="redis://cache.internal:6379/0",
+        MONGODB_URI="mongodb://db1.internal,db2.internal/?replicaSet=rs0&tls=true",
+        JWT_SECRET=SECRET,
+        JWT_AUDIENCE="https://api.example.com",
+        TOKEN_CACHE_SECONDS="0.5",
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "bots.list_bots" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        f"mongodb://reader:{PASSWORD}@db.internal/?tls=maybe",
+        f"mongodb://reader:{PASSWORD}@db.internal/?authSource=admin&bogusOption=1",
+        f"mongodb://reader:{PASSWORD}@db.internal:port/",
+        f"mongodb://reader:{PASSWORD}@db.internal/?tls=true&tlsCAFile=/nowhere/ca.pem",
+    ],
+)
+def test_a_bad_database_uri_never_prints_its_password(uri):
+    result = _flask(MONGODB_URI=uri)
+
+    _assert_stopped_with_one_line(result, "MONGODB_URI", "")
+    assert PASSWORD not in result.stdout + result.stderr
+
+
+def test_empty_values_mean_the_defaults():
+    settings = settings_from_env({name: "" for name, *_ in APP_SETTINGS})
+
+    assert settings == settings_from_env({})
+    assert settings["RATELIMIT_DEFAULT"] == "600 per minute"
+    assert settings["MONGODB_TIMEOUT_MS"] == 5000
+
+
+def test_the_error_is_the_one_line_the_cli_prints():
+    with pytest.raises(ConfigError) as raised:
+        settings_from_env({"MONGODB_TIMEOUT_MS": "fast"})
+
+    assert raised.value.format_message() == (
+        "MONGODB_TIMEOUT_MS: must be a whole number, not 'fast'."
+    )
+    assert raised.value.exit_code == 1
