@@ -186,6 +186,15 @@ def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
     }
 
 
+def check_answers(name: str, http: dict) -> None:
+    """Failed requests are fast, so a row that counts them measures the failure: stop."""
+    if http["errors"]:
+        raise SystemExit(
+            f"{name}: {http['errors']} of {http['requests']} requests failed or were not 2xx; "
+            f"see {VAR / 'gunicorn.log'}"
+        )
+
+
 def floor(work: Callable[[], object], seconds: float, connections: int) -> dict:
     """The same database work from `connections` threads for `seconds`."""
     latencies: list[float] = []
@@ -274,6 +283,7 @@ def main() -> None:
             clients = connections if latency < SLOW else 1
             duration = max(seconds, math.ceil(4 * latency))
             http = load(base, endpoint, duration, clients)
+            check_answers(endpoint.name, http)
             time.sleep(latency * clients)
             direct = floor(endpoint.floor, duration, clients)
             row = {"endpoint": endpoint.name, "path": endpoint.path, "connections": clients,

@@ -1,10 +1,11 @@
 """The benchmark's data set is reproducible and holds the callers the benchmark relies on."""
 
 import mongomock
+import pytest
 
 from access.authentication import hash_token
 from bench.dataset import Scale, generate, object_id, organization_token, user_token
-from bench.run import authentication, caller, endpoints
+from bench.run import authentication, caller, check_answers, endpoints
 
 SCALE = Scale(organizations=5, users=30, bots=40, requests=400)
 COLLECTIONS = ("organizations", "users", "tokens", "services", "tags", "bots", "botrequests")
@@ -62,3 +63,9 @@ def test_the_benchmark_finds_what_it_fetches_in_a_data_set_of_any_size():
     db = mongomock.MongoClient().bench
     generate(db, Scale(organizations=5, users=30, bots=40, requests=1), seed=7)
     assert len(endpoints(db)) > 1
+
+
+def test_a_row_with_failed_requests_stops_the_benchmark():
+    check_answers("fine", {"errors": 0, "requests": 9})
+    with pytest.raises(SystemExit, match="deep page: 3 of 9 requests failed"):
+        check_answers("deep page", {"errors": 3, "requests": 9})
