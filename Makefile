@@ -35,7 +35,7 @@ db: $(STAMP)
 	$(BIN)/python scripts/run.py db
 
 test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4
 
 # The inner loop: unit and API tests on mongomock only; no server, gunicorn or browser.
 test-fast: $(STAMP) $(NODE_STAMP)
