@@ -22,7 +22,6 @@ from repositories.bot_requests import stored_instant
 from repositories.paging import lookup_one
 from schemas.fields import json_safe
 
-GROUPS = ("bot", "day", "user")
 _DAY_FORMAT = "%Y-%m-%d"
 _KEYS = {
     "bot": "$bot",
@@ -50,9 +49,12 @@ class Usage:
 
     @property
     def totals(self) -> dict:
+        """A group whose credits are no number JSON can hold (a stored NaN, a sum past the
+        float range) shows null; the total of an unknown amount is unknown too."""
+        credits = [row["credits"] for row in self.results]
         return {
             "requests": sum(row["requests"] for row in self.results),
-            "credits": sum(row["credits"] for row in self.results),
+            "credits": None if None in credits else sum(credits),
         }
 
 

@@ -4,7 +4,12 @@ from marshmallow import Schema, fields
 
 from schemas.fields import BsonValue, TimestampField
 
-_CREDITS = {"type": "number", "description": "Credits charged: see docs/api.md, Usage."}
+_CREDITS = {
+    "type": "number",
+    "nullable": True,
+    "description": "Credits charged (docs/api.md, Usage); null where a stored cost is no "
+    "finite number.",
+}
 _KEY = {
     "description": "The group: a bot, a user, or a UTC date (YYYY-MM-DD). A deleted bot or "
     "user keeps its id, with null names.",

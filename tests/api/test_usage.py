@@ -258,3 +258,24 @@ def test_a_stored_charge_counts_even_when_its_bot_is_deleted(client, world):
         "/v1/usage/?from=2026-01-01&to=2026-02-01", headers=bearer(world.token(user=user))
     )
     assert sorted(row["credits"] for row in response.get_json()["results"]) == [0, 4]
+
+
+def test_credits_that_are_no_finite_number_are_null_and_so_is_the_total(client, world):
+    """Real data: a stored NaN, and costs whose sum passes the float range (1e308 twice)."""
+    user = world.user("Odd")
+    world.bot_request(bot=world.bot("nan"), created_by=user, creditCost=float("nan"))
+    huge = world.bot("huge", credit_cost=1e308)
+    world.bot_request(bot=huge, created_by=user)
+    world.bot_request(bot=huge, created_by=user)
+    world.bot_request(bot=world.bot("plain", credit_cost=2), created_by=user)
+    response = client.get(
+        "/v1/usage/?from=2026-01-01&to=2026-02-01", headers=bearer(world.token(user=user))
+    )
+    assert response.status_code == 200
+    body = response.get_json()
+    assert {row["key"]["slug"]: row["credits"] for row in body["results"]} == {
+        "nan": None,
+        "huge": None,
+        "plain": 2,
+    }
+    assert body["totals"] == {"requests": 4, "credits": None}
