@@ -64,6 +64,9 @@ CONFIG = {
         "gunicorn.access": {"level": "WARNING", "propagate": True},
         # Likewise the access line of Flask's development server (`make run`).
         "werkzeug": {"level": "WARNING"},
+        # Its INFO line for each refused request names the limit's key, a token's hash; the
+        # request line already says 429. Its warnings (the store being down) stay.
+        "flask-limiter": {"level": "WARNING"},
     },
     "root": {"level": "INFO", "handlers": ["stderr"]},
 }

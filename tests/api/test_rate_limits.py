@@ -7,6 +7,7 @@ import pymongo
 import pytest
 from limits.errors import StorageError
 
+from access.authentication import hash_token
 from app import create_app
 from runtime.config import ConfigError, settings_from_env
 from tests.conftest import TEST_SETTINGS
@@ -45,6 +46,17 @@ def test_past_the_limit_a_token_gets_429_with_the_error_body(limited_app, world)
     assert refused.headers["X-RateLimit-Remaining"] == "0"
     assert int(refused.headers["X-RateLimit-Reset"]) > 0
     assert refused.headers["X-Request-ID"]
+
+
+def test_a_refusal_is_logged_once_and_without_the_tokens_hash(limited_app, world, json_log):
+    token = world.token(user=world.user("Ada"))
+    client = limited_app.test_client()
+    for _ in range(3):
+        client.get("/v1/bots/", headers=bearer(token))
+
+    lines = json_log()
+    assert hash_token(token) not in repr(lines)
+    assert [line["status"] for line in lines if line.get("status") == 429] == [429]
 
 
 def test_successful_responses_tell_the_remaining_budget(limited_app, world):
