@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import dotenv
+from flask.helpers import get_load_dotenv
 
 from runtime.config import ConfigError, integer
 from runtime.embedded_database import EmbeddedDatabase, StartError
@@ -217,8 +218,10 @@ def main() -> int:
     parser.add_argument("mode", choices=["dev", "serve", "db"])
     mode = parser.parse_args().mode
     # The .env that `flask` reads too (.env.example): found from the working folder up, and
-    # never over the environment; the app and gunicorn inherit it from here.
-    dotenv.load_dotenv(dotenv.find_dotenv(usecwd=True), encoding="utf-8")
+    # never over the environment; the app and gunicorn inherit it from here. Flask's own
+    # switch, FLASK_SKIP_DOTENV, turns it off for both.
+    if get_load_dotenv():
+        dotenv.load_dotenv(dotenv.find_dotenv(usecwd=True), encoding="utf-8")
     # Ctrl-C and `kill` both stop everything, even when started in the background, where
     # the shell has SIGINT ignored and children would inherit that.
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -140,5 +140,10 @@ def pytest_collection_modifyitems(items):
 
 def pytest_configure(config):
     """The service's logging, applied as its processes do at start (`create_app` then finds it
-    done), and before pytest's log capture adds its handlers to the root logger."""
+    done), and before pytest's log capture adds its handlers to the root logger.
+
+    A developer's `.env` would reach every `flask`, gunicorn and `make run` a test starts in
+    the project folder, behind the settings the test chose: Flask's own switch turns it off
+    for them all (tests/deployment/test_env_file.py turns it back on)."""
     logs.configure()
+    os.environ["FLASK_SKIP_DOTENV"] = "1"

@@ -105,8 +105,9 @@ def test_the_listed_defaults_are_the_settings_defaults():
 
 
 def _flask_env(**extra) -> dict[str, str]:
-    """This environment without the service's variables, so that only .env can give them."""
-    listed = set(_example())
+    """This environment without the service's variables, so that only .env can give them,
+    and without the tests' switch that keeps .env away (tests/conftest.py)."""
+    listed = {*_example(), "FLASK_SKIP_DOTENV"}
     return {**{k: v for k, v in os.environ.items() if k not in listed}, **extra}
 
 
@@ -148,3 +149,21 @@ def test_make_run_reads_env_in_its_folder(tmp_path, busy_port):
 
     assert result.returncode == 1
     assert f"Port {busy_port} on 127.0.0.1 is in use" in result.stderr
+
+
+def test_flasks_switch_keeps_env_away_from_make_run_too(tmp_path, busy_port):
+    """FLASK_SKIP_DOTENV, which `flask` obeys, is obeyed by scripts/run.py as well: the bad
+    value in .env is never read, and the run stops at the busy port instead."""
+    (tmp_path / ".env").write_text("EMBEDDED_DB_PORT=notaport\n")
+
+    def run(**extra):
+        return subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "run.py"), "dev"],
+            cwd=tmp_path, env=_flask_env(PORT=str(busy_port), **extra), capture_output=True,
+            text=True, timeout=60,
+        )  # fmt: skip
+
+    assert "EMBEDDED_DB_PORT" in run().stderr
+    skipped = run(FLASK_SKIP_DOTENV="1")
+    assert skipped.returncode == 1
+    assert f"Port {busy_port} on 127.0.0.1 is in use" in skipped.stderr
