@@ -158,3 +158,13 @@ def test_as_filter_hands_out_copies():
     visibility = Visibility.of({"isPublic": True})
     visibility.as_filter()["slug"] = "x"
     assert visibility.branches == ({"isPublic": True},)
+
+
+@pytest.mark.parametrize("caller", ["member", "loner", "admin"])
+def test_a_users_own_usage_is_what_it_made_wherever(caller):
+    assert policy.own_usage(CALLERS[caller]) == Visibility.of({"createdBy": USER})
+
+
+def test_an_organization_token_has_no_usage_of_its_own():
+    with pytest.raises(Forbidden):
+        policy.own_usage(CALLERS["acme token"])
