@@ -80,6 +80,8 @@ def stored(database):
         f"/v1/requests/{request}/",
         f"/v1/organizations/{org}/requests/",
         f"/v1/organizations/{org}/requests/{request}/",
+        "/v1/usage/?from=2026-01-01&to=2026-02-01",
+        f"/v1/organizations/{org}/usage/?from=2026-01-01&to=2026-01-08&groupBy=day",
     ]
 
 
