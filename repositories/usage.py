@@ -29,6 +29,8 @@ _KEYS = {
     "user": "$createdBy",
 }
 _PRICED = {"$isNumber": "$creditCost"}
+# A deleted bot, or a cost another writer stored as something other than a number, is 0.
+_BOT_COST = {"$cond": [{"$isNumber": "$bot.creditCost"}, "$bot.creditCost", 0]}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,7 +94,7 @@ def pipeline(visibility: Visibility, start: dt.datetime, end: dt.datetime, group
                     "$sum": {
                         "$add": [
                             "$charged",
-                            {"$multiply": ["$unpriced", {"$ifNull": ["$bot.creditCost", 0]}]},
+                            {"$multiply": ["$unpriced", _BOT_COST]},
                         ]
                     }
                 },

@@ -279,3 +279,14 @@ def test_credits_that_are_no_finite_number_are_null_and_so_is_the_total(client, 
         "plain": 2,
     }
     assert body["totals"] == {"requests": 4, "credits": None}
+
+
+def test_a_bots_cost_that_is_no_number_counts_nothing(client, world):
+    """Real data: another writer stored a bot's cost as text; the run still counts, for 0."""
+    user = world.user("Texty")
+    world.bot_request(bot=world.bot("texty", credit_cost="5"), created_by=user)
+    response = client.get(
+        "/v1/usage/?from=2026-01-01&to=2026-02-01", headers=bearer(world.token(user=user))
+    )
+    assert response.status_code == 200
+    assert response.get_json()["totals"] == {"requests": 1, "credits": 0}
