@@ -110,13 +110,18 @@ def _database_error(error: PyMongoError) -> Response:
     return http_error(ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER))
 
 
-def _database_retry_after(response: Response) -> Response:
-    """Flask-Limiter gives every limited response a Retry-After of its window's reset, a
-    503's included, which would have clients wait out a minute for a database worth retrying
-    in a second. This hook runs after the limiter's because it is registered before it
-    (`create_app` sets up errors first; Flask runs these hooks in reverse)."""
+def _retry_after(response: Response) -> Response:
+    """Retry-After only where a client is told to retry: a 429 and a 503.
+
+    Flask-Limiter gives every limited response a Retry-After of its window's reset: on a 200
+    it would tell a client to wait a minute before a request that succeeded, and on a 503 to
+    wait out a minute for a database worth retrying in a second. This hook runs after the
+    limiter's because it is registered before it (`create_app` sets up errors first; Flask
+    runs these hooks in reverse)."""
     if response.status_code == HTTPStatus.SERVICE_UNAVAILABLE:
         response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER)
+    elif response.status_code != HTTPStatus.TOO_MANY_REQUESTS:
+        response.headers.pop("Retry-After", None)
     return response
 
 
@@ -132,4 +137,4 @@ class Api(flask_smorest.Api):
 def init_app(app: Flask) -> None:
     app.register_error_handler(DomainError, _domain_error)
     app.register_error_handler(PyMongoError, _database_error)
-    app.after_request(_database_retry_after)
+    app.after_request(_retry_after)

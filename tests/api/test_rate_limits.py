@@ -255,3 +255,41 @@ def test_a_database_outage_keeps_its_own_retry_after():
     assert response.status_code == 503
     assert response.headers["X-RateLimit-Limit"] == "5"
     assert response.headers["Retry-After"] == "1"
+
+
+def test_retry_after_is_only_on_refusals(limited_app, world):
+    """Flask-Limiter sends Retry-After with every limited response: on a 200 it would tell a
+    client to wait before a request that succeeded. The limit's own headers stay on all."""
+    token = world.token(user=world.user("Ada"))
+    client = limited_app.test_client()
+    missing = client.get("/v1/bots/no-such-bot/", headers=bearer(token))
+    ok = client.get("/v1/bots/", headers=bearer(token))
+    while (refused := client.get("/v1/bots/", headers=bearer(token))).status_code == 200:
+        pass
+
+    assert [ok.status_code, missing.status_code, refused.status_code] == [200, 404, 429]
+    assert "Retry-After" not in ok.headers and "Retry-After" not in missing.headers
+    assert 0 < int(refused.headers["Retry-After"]) <= 60
+    for response in (ok, missing, refused):
+        assert {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} <= set(
+            response.headers.keys()
+        )
+
+
+def test_a_200_sends_the_headers_it_documents_and_no_other(limited_app, world):
+    """The suite's client refuses an undeclared header (tests/support/openapi_check.py);
+    this names the set of a list's 200 once, so that a new one is a decision."""
+    token = world.token(user=world.user("Ada"))
+    response = limited_app.test_client().get("/v1/bots/", headers=bearer(token))
+    assert set(response.headers.keys()) == {
+        "Content-Type",
+        "Content-Length",
+        "Cache-Control",
+        "ETag",
+        "Link",
+        "X-Request-ID",
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "X-RateLimit-Reset",
+        "Date",
+    }
