@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# spectral (package.json), which lints the OpenAPI document in the tests; they skip that
+# spectral and redocly (package.json), which lint the OpenAPI document in the tests; they skip that
 # lint where there is no npm. --ignore-scripts: no install script runs (one only reports usage).
 $(NODE_STAMP): package-lock.json
 	@if command -v npm >/dev/null; then \
