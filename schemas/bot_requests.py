@@ -3,11 +3,11 @@
 from marshmallow import fields
 
 from schemas.documents import DocumentSchema
-from schemas.fields import BsonValue, ObjectIdString, TimestampField
+from schemas.fields import BsonNumber, BsonValue, ObjectIdString, TimestampField, stored_as_is
 
 
 class BotSummarySchema(DocumentSchema):
-    creditCost = BsonValue(dump_default=None, required=True, metadata={"type": "number"})
+    creditCost = BsonNumber(dump_default=None, required=True)
     name = fields.String(dump_default=None, required=True)
     slug = fields.String(dump_default=None, required=True)
 
@@ -23,8 +23,10 @@ class BotRequestSchema(DocumentSchema):
     organization = fields.Nested(
         NameSummarySchema, dump_default=None, required=True, allow_none=True
     )
-    inputs = BsonValue(dump_default=None, required=True, metadata={"type": "object"})
+    inputs = BsonValue(dump_default=None, required=True, metadata=stored_as_is("an object"))
     ip = fields.String(dump_default=None, required=True, allow_none=True)
-    response = BsonValue(dump_default=None, required=True, metadata={"type": "object"})
+    response = BsonValue(
+        dump_default=None, required=True, metadata=stored_as_is("an object with a `message`")
+    )
     createdAt = TimestampField(dump_default=None, required=True, metadata={"format": "date-time"})
     updatedAt = TimestampField(dump_default=None, required=True, metadata={"format": "date-time"})

@@ -3,7 +3,7 @@
 from marshmallow import Schema, fields
 
 from schemas.documents import DocumentSchema
-from schemas.fields import BsonValue, ObjectIdString, TimestampField
+from schemas.fields import BsonNumber, BsonValue, ObjectIdString, TimestampField, stored_as_is
 
 
 class BotSchema(DocumentSchema):
@@ -13,13 +13,11 @@ class BotSchema(DocumentSchema):
     slug = fields.String(dump_default=None, required=True)
     name = fields.String(dump_default=None, required=True)
     description = fields.String(dump_default=None, required=True, allow_none=True)
-    creditCost = BsonValue(dump_default=None, required=True, metadata={"type": "number"})
+    creditCost = BsonNumber(dump_default=None, required=True)
     modelKey = fields.String(dump_default=None, required=True, allow_none=True)
     applyToApi = fields.Boolean(dump_default=None, required=True, allow_none=True)
     inputs = BsonValue(
-        dump_default=None,
-        required=True,
-        metadata={"type": "array", "items": {"type": "object"}, "nullable": True},
+        dump_default=None, required=True, metadata=stored_as_is("an array of objects")
     )
 
 

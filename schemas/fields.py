@@ -92,16 +92,41 @@ class ObjectIdString(fields.Field):
 
 
 class TimestampField(fields.Field):
+    """A stored date as a timestamp string, or null: never a value of another type, which a
+    client told `date-time` could not parse (another writer may store a number or text)."""
+
     def _serialize(self, value, attr, obj, **kwargs):
         if isinstance(value, dt.datetime):
             return format_timestamp(value)
-        return json_safe(value)
+        if isinstance(value, DatetimeMS | Timestamp):
+            shown = json_safe(value)
+            return shown if isinstance(shown, str) else None
+        return None
+
+
+def stored_as_is(usually: str) -> dict:
+    """The OpenAPI metadata of free-form content: no type, since another writer's value of
+    any type is shown, and a client must not be promised `usually`."""
+    return {
+        "description": f"As stored, made JSON-safe: usually {usually}, but any JSON value, "
+        "null included, where the writer stored another."
+    }
 
 
 class BsonValue(fields.Field):
     """Stored free-form content, made JSON-safe."""
 
     def _serialize(self, value, attr, obj, **kwargs):
+        return json_safe(value)
+
+
+class BsonNumber(fields.Field):
+    """A stored number (int, Int64, double, Decimal128) as a JSON number, or null: NaN,
+    infinities and values of another type (text, a boolean) have no JSON number."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, int | float | Decimal128):
+            return None
         return json_safe(value)
 
 

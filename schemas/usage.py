@@ -23,6 +23,7 @@ _KEY = {
                 "name": {"type": "string", "nullable": True},
             },
             "required": ["id", "slug", "name"],
+            "additionalProperties": False,
         },
         {
             "type": "object",
@@ -32,6 +33,7 @@ _KEY = {
                 "name": {"type": "string", "nullable": True},
             },
             "required": ["id", "name"],
+            "additionalProperties": False,
         },
         {"type": "string", "format": "date"},
     ],

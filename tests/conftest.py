@@ -12,12 +12,14 @@ import uuid
 import mongomock
 import pymongo
 import pytest
+from flask import Flask
 
 from app import create_app
 from runtime import logs
 from tests.support.factories import World
 from tests.support.gunicorn_server import GunicornServer
 from tests.support.json_log import capture as json_log_capture
+from tests.support.openapi_check import ValidatingClient
 from tests.support.wire_server import WireServer
 
 
@@ -144,6 +146,10 @@ def pytest_configure(config):
 
     A developer's `.env` would reach every `flask`, gunicorn and `make run` a test starts in
     the project folder, behind the settings the test chose: Flask's own switch turns it off
-    for them all (tests/deployment/test_env_file.py turns it back on)."""
+    for them all (tests/deployment/test_env_file.py turns it back on).
+
+    Every app's test client checks each response against the app's OpenAPI document
+    (tests/support/openapi_check.py)."""
     logs.configure()
     os.environ["FLASK_SKIP_DOTENV"] = "1"
+    Flask.test_client_class = ValidatingClient

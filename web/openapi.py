@@ -22,6 +22,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from access.authentication import auth
 from schemas.fields import (
+    BsonNumber,
     CommaSeparatedIds,
     ObjectIdString,
     QueryText,
@@ -48,6 +49,9 @@ SETTINGS = {
             "description": "Read-only catalogue of bots and bot requests, for users and "
             "organizations, behind Bearer tokens. Every error has the `Error` body.",
             "contact": {"name": "Bot Catalogue Service"},
+            # Of this description, not of the service: clients generated from it are their
+            # authors' to use freely, as with GitHub's and Stripe's descriptions.
+            "license": {"name": "MIT", "url": "https://spdx.org/licenses/MIT.html"},
         },
         # Relative: the host that served this document, whatever name it is reached by.
         "servers": [{"url": "/", "description": "The host that serves this document."}],
@@ -67,6 +71,7 @@ _RULE_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 _FIELD_TYPES = (
     (ObjectIdString, "string", None),
     (TimestampField, "string", "date-time"),
+    (BsonNumber, "number", None),
     (CommaSeparatedIds, "string", None),
     (SortBy, "string", None),
 )
@@ -130,7 +135,10 @@ _RATE_LIMIT_HEADERS = {
 # Component name: (description, headers besides the common ones). flask-smorest names its
 # responses after HTTPStatus; DEFAULT_ERROR stands for any other error, such as a 500.
 _RESPONSES = {
-    "NOT_MODIFIED": ("Not modified: If-None-Match holds the current ETag. The body is empty.", {}),
+    "NOT_MODIFIED": (
+        "Not modified: If-None-Match holds the current ETag. The body is empty.",
+        {"ETag": "ETAG", "Link": LINK_HEADER},
+    ),
     "BAD_REQUEST": ("Invalid parameters; `details` names each one with its problems.", {}),
     "UNAUTHORIZED": (
         "Missing, malformed, unknown, expired or revoked token.",
@@ -145,7 +153,7 @@ _RESPONSES = {
     "TOO_MANY_REQUESTS": (
         "Too many requests for this token (or this address, without a token), or too many "
         "failed authentications from this address.",
-        {"Retry-After": "RETRY_AFTER", **_RATE_LIMIT_HEADERS},
+        {"Retry-After": "RETRY_AFTER"},
     ),
     "SERVICE_UNAVAILABLE": (status_message(503), {"Retry-After": "RETRY_AFTER"}),
     "DEFAULT_ERROR": ("An unexpected error; quote the X-Request-ID when reporting it.", {}),
@@ -225,6 +233,9 @@ class Blueprint(flask_smorest.Blueprint):
         if doc_info.get("authenticated"):
             doc["security"] = [{BEARER_SCHEME: []}]
             shared += [401, 503]
+        else:
+            # Said, not left out: an operation without `security` reads as "not thought of".
+            doc["security"] = []
         for status in shared:
             responses.setdefault(status, HTTPStatus(status).name)
         doc["responses"] = dict(sorted(responses.items(), key=lambda item: str(item[0])))
@@ -232,17 +243,31 @@ class Blueprint(flask_smorest.Blueprint):
         return doc
 
 
+_NULL = {"type": "object", "nullable": True, "enum": [None]}
+
+
 def _nullable_reference(converter, field, ret: dict, **kwargs) -> dict:
-    """apispec attribute function: a nullable nested schema as `allOf` its reference.
+    """apispec attribute function: a nullable nested schema as "its reference, or null".
 
     For OpenAPI 3.0, apispec writes `anyOf: [{type: object, nullable: true}, {$ref}]`, whose
     first branch accepts any object: generated clients parse the summary into a shapeless
-    object. `{nullable: true, allOf: [{$ref}]}` is read as "the schema, or null".
+    object. `{nullable: true, allOf: [{$ref}]}` reads well but means nothing in 3.0, where
+    `nullable` only widens a `type` beside it: validators refuse the null. The second branch
+    here is the null alone, which 3.0 can only say as an enum of it on a nullable type.
     """
     if not (isinstance(field, fields.Nested) and field.allow_none and "anyOf" in ret):
         return {}
     references = [branch for branch in ret.pop("anyOf") if "$ref" in branch]
-    return {"allOf": references, "nullable": True}
+    return {"anyOf": [*references, _NULL]}
+
+
+def _missing_is_null(converter, field, ret: dict, **kwargs) -> dict:
+    """apispec attribute function: a field that dumps null for a key the stored document
+    lacks is nullable, as sparse documents from another writer show it. A field with no
+    `type` (free-form content) already admits null, and `nullable` beside no type is void."""
+    if field.dump_default is None and "type" in ret:
+        return {"nullable": True}
+    return {}
 
 
 def _field_constraints(converter, field, **kwargs) -> dict:
@@ -275,7 +300,10 @@ def _register_components(api: flask_smorest.Api) -> None:
     spec.components.parameter("X_REQUEST_ID", "header", _REQUEST_ID, lazy=True)
     # Replaces flask-smorest's lazily registered responses of the same names.
     for name, (description, headers) in _RESPONSES.items():
-        response = {"description": description, "headers": {**_COMMON_HEADERS, **headers}}
+        # Every response after the rate limit's check carries its headers (Flask-Limiter),
+        # those of operations exempt from it (the probes) excepted.
+        headers = {**_COMMON_HEADERS, **headers, **_RATE_LIMIT_HEADERS}
+        response = {"description": description, "headers": headers}
         if name not in _BODILESS:
             response["content"] = {api.DEFAULT_RESPONSE_CONTENT_TYPE: {"schema": api.ERROR_SCHEMA}}
         spec.components.response(name, response, lazy=True)
@@ -296,5 +324,6 @@ def init_app(app: Flask, api: flask_smorest.Api) -> None:
         api.register_field(field_class, *openapi_type)
     api.ma_plugin.converter.add_attribute_function(_field_constraints)
     api.ma_plugin.converter.add_attribute_function(_nullable_reference)
+    api.ma_plugin.converter.add_attribute_function(_missing_is_null)
     _register_components(api)
     app.register_blueprint(_assets)

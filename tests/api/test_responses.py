@@ -6,7 +6,17 @@ import math
 import uuid
 
 import pytest
-from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import (
+    Binary,
+    Code,
+    Decimal128,
+    Int64,
+    MaxKey,
+    MinKey,
+    ObjectId,
+    Regex,
+    Timestamp,
+)
 
 from tests.support.factories import bearer
 
@@ -302,7 +312,17 @@ def test_inputs_and_response_that_are_not_objects(client, world, stored, shown):
 
 @pytest.mark.parametrize(
     ("cost", "shown"),
-    [(Decimal128("2.5"), 2.5), (Int64(7), 7), (0.5, 0.5), (math.nan, None)],
+    [
+        (Decimal128("2.5"), 2.5),
+        (Int64(7), 7),
+        (0.5, 0.5),
+        (math.nan, None),
+        (Decimal128("Infinity"), None),
+        # Another writer's value of another type: the document promises a number or null.
+        ("5", None),
+        (True, None),
+        ({"amount": 5}, None),
+    ],
 )
 def test_bot_credit_cost_is_a_number(client, world, cost, shown):
     user = world.user("Ada")
@@ -324,6 +344,9 @@ def test_bot_credit_cost_is_a_number(client, world, cost, shown):
             dt.datetime(2026, 1, 2, 5, 4, 5, 678000, tzinfo=dt.timezone(dt.timedelta(hours=2))),
             "2026-01-02T03:04:05.678Z",
         ),
+        # Another writer's value of another type: the document promises a date-time or null.
+        ("2026-01-02", None),
+        (1767323045678, None),
     ],
 )
 def test_timestamps(client, world, stored, shown):

@@ -4,7 +4,7 @@ import datetime as dt
 import re
 
 import pytest
-from bson import DatetimeMS, ObjectId
+from bson import DatetimeMS, Decimal128, Int64, ObjectId, Timestamp
 from marshmallow import Schema, ValidationError
 
 from access.policy import EVERYTHING, NOTHING, Visibility
@@ -17,12 +17,14 @@ from repositories.paging import (
     sort_order,
 )
 from schemas.fields import (
+    BsonNumber,
     CommaSeparatedIds,
     ObjectIdString,
     QueryBoolean,
     QueryInteger,
     QueryText,
     SortBy,
+    TimestampField,
     format_timestamp,
     json_safe,
 )
@@ -71,6 +73,28 @@ def test_json_safe(value, shown):
 
 
 # Query fields ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (DatetimeMS(0), "1970-01-01T00:00:00.000Z"),
+        (DatetimeMS(2**62), None),
+        (Timestamp(0, 1), "1970-01-01T00:00:00.000Z"),
+        ("2026-01-02", None),
+        (0, None),
+    ],
+)
+def test_timestamp_field_is_a_timestamp_or_null(value, shown):
+    assert TimestampField()._serialize(value, "createdAt", {}) == shown
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(Int64(3), 3), (Decimal128("0.5"), 0.5), (2.5, 2.5), ("3", None), (False, None), ([1], None)],
+)
+def test_bson_number_is_a_number_or_null(value, shown):
+    assert BsonNumber()._serialize(value, "creditCost", {}) == shown
 
 
 @pytest.mark.parametrize(

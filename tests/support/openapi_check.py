@@ -1,0 +1,127 @@
+"""Every response a test's Flask client receives is checked against the app's own OpenAPI
+document, so that a document which lies about a response fails the suite.
+
+The tests already see every shape the service sends (null summaries, each error, 304), on both
+backends; checking them all here keeps the document true as it changes, where a list of sample
+responses would go stale. openapi-core checks the status, body and declared headers; a header
+the document does not declare for that response is refused here. `pytest_configure` installs
+the client for every app.
+"""
+
+import functools
+import json
+import re
+import weakref
+from dataclasses import dataclass
+
+from flask.testing import FlaskClient
+from openapi_core import OpenAPI
+from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
+from openapi_core.templating.paths.exceptions import OperationNotFound, PathNotFound
+
+# What HTTP itself puts on a response, which OpenAPI leaves out of a response's headers.
+_TRANSPORT_HEADERS = {"content-type", "content-length", "date"}
+_SLASHES = re.compile("//+")
+_PARAMETER = re.compile(r"\\\{[^/]+?\\\}")
+
+
+class DocumentedPath(WerkzeugOpenAPIRequest):
+    """The request as the document spells its path: the service also answers the path
+    without its trailing slash and with doubled slashes (contract, section 5)."""
+
+    @property
+    def path(self) -> str:
+        path = _SLASHES.sub("/", super().path)
+        return path if path.endswith("/") or path in ("/healthz", "/readyz") else f"{path}/"
+
+
+@dataclass(frozen=True)
+class Document:
+    openapi: OpenAPI
+    responses: dict  # the components' responses, by name
+    operations: tuple  # (path pattern, path item) per documented path
+
+    def declared_headers(self, path: str, method: str, status: int) -> set[str]:
+        for pattern, item in self.operations:
+            if pattern.fullmatch(path) and method in item:
+                responses = item[method]["responses"]
+                response = self._resolve(responses.get(str(status), responses.get("default")))
+                return {name.lower() for name in response.get("headers", {})}
+        return set()
+
+    def _resolve(self, response: dict) -> dict:
+        if "$ref" not in response:
+            return response
+        name = response["$ref"].rpartition("/")[2]
+        return self.responses[name]
+
+
+@functools.cache
+def _document(text: str) -> Document:
+    spec = json.loads(text)
+    operations = tuple(
+        (re.compile(_PARAMETER.sub("[^/]+", re.escape(template))), item)
+        for template, item in spec["paths"].items()
+    )
+    return Document(OpenAPI.from_dict(spec), spec["components"]["responses"], operations)
+
+
+# Each app's document, built from the same specification that the app serves.
+_DOCUMENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def document_of(app) -> Document | None:
+    if app not in _DOCUMENTS:
+        apis = app.extensions.get("flask-smorest", {}).get("apis", {})
+        specs = [api["ext_obj"].spec.to_dict() for api in apis.values()]
+        _DOCUMENTS[app] = _document(json.dumps(specs[0], sort_keys=True)) if specs else None
+    return _DOCUMENTS[app]
+
+
+class ValidatingClient(FlaskClient):
+    """Flask's test client, raising `AssertionError` for a response its document denies.
+
+    A request outside the document (an unknown path, a POST) is left alone: the document
+    makes no promise about it, and the tests of 404 and 405 check the error body."""
+
+    def open(self, *args, **kwargs):
+        response = super().open(*args, **kwargs)
+        document = document_of(self.application)
+        if document is not None:
+            check(document, response)
+        return response
+
+
+def check(document: Document, response) -> None:
+    request = DocumentedPath(response.request)
+    # Read as a test reads it; openapi-core would swap a file's body for a copy that
+    # `response.close()` no longer closes.
+    response.get_data()
+    try:
+        document.openapi.validate_response(request, WerkzeugOpenAPIResponse(response))
+    except (PathNotFound, OperationNotFound):
+        return
+    except Exception as error:
+        _refuse(response, "; ".join(_causes(error)), error)
+    sent = {name.lower() for name in response.headers.keys()} - _TRANSPORT_HEADERS
+    undeclared = sent - document.declared_headers(
+        request.path, request.method, response.status_code
+    )
+    if undeclared:
+        _refuse(response, f"headers it does not declare: {sorted(undeclared)}")
+
+
+def _refuse(response, problems: str, error: Exception | None = None):
+    raise AssertionError(
+        f"{response.request.method} {response.request.full_path} answered "
+        f"{response.status_code}, which the OpenAPI document does not allow: {problems}"
+    ) from error
+
+
+def _causes(error: BaseException):
+    """openapi-core's error, then the schema errors it wraps, which say what is wrong."""
+    yield str(error)
+    for cause in getattr(error, "schema_errors", ()) or ():
+        yield f"{cause.message} at /{'/'.join(map(str, cause.absolute_path))}"
+    if error.__cause__ is not None:
+        yield from _causes(error.__cause__)
