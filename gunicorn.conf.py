@@ -1,7 +1,9 @@
 """gunicorn settings for `make serve` and production (`gunicorn wsgi:app` reads this file).
 
 Each worker process builds its own app and MongoClient after the fork (no preloading), as
-pymongo requires. Threads serve concurrent requests while others wait on the database.
+pymongo requires. Threads serve concurrent requests while others wait on the database; the
+app lets one fewer than GUNICORN_THREADS wait on it, so that a stalled database never
+holds up /healthz (DATABASE_PERMITS, runtime/admission.py).
 
 The master first builds the app once, as each worker will, and throws it away: a setting
 that cannot be used stops gunicorn here with one line, instead of workers failing to boot

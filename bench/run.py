@@ -14,7 +14,8 @@ BENCH_REQUESTS (the number of requests alone), BENCH_SECONDS per endpoint and si
 four times one request when that is longer), BENCH_CONNECTIONS (4; 1 for an endpoint that
 takes more than 0.25 s alone), BENCH_GUNICORN (extra gunicorn flags, e.g. "--workers 4"),
 BENCH_ONLY (comma-separated endpoint names), MONGODB_URI. gunicorn inherits the environment,
-so `TOKEN_CACHE_SECONDS=30 make bench` measures the endpoints with the opt-in cache on.
+so `TOKEN_CACHE_SECONDS=30 make bench` measures the endpoints with the opt-in cache on, and
+`DATABASE_PERMITS=0 make bench` without admission control.
 """
 
 import contextlib
@@ -309,6 +310,10 @@ def main() -> None:
 
     from bench.serialization import measure
 
+    app_settings = settings_from_env(
+        {**os.environ, "GUNICORN_THREADS": gunicorn_settings["threads"]}
+    )
+
     results = {
         "machine": machine(),
         "engine": engine,
@@ -317,7 +322,8 @@ def main() -> None:
         "seconds_per_side": seconds,
         "connections": connections,
         "gunicorn": gunicorn_settings,
-        "token_cache_seconds": settings_from_env(os.environ)["TOKEN_CACHE_SECONDS"],
+        "token_cache_seconds": app_settings["TOKEN_CACHE_SECONDS"],
+        "database_permits": app_settings["DATABASE_PERMITS"],
         "endpoints": rows,
         "authentication": lookups,
         "serialization": measure(),

@@ -68,6 +68,8 @@ def gunicorn(uri: str, db_name: str, settings: dict, probe: tuple[str, str], log
         # The floor has no deadline, and the embedded engine's deep page takes seconds: the
         # default 5 s would turn it into 503s under load. Set it to measure the deadline.
         "MONGODB_TIMEOUT_MS": os.environ.get("MONGODB_TIMEOUT_MS", "60000"),
+        # The app derives its database permits from it (DATABASE_PERMITS, one fewer).
+        "GUNICORN_THREADS": settings["threads"],
     }
     with open(log, "wb") as output:
         process = subprocess.Popen(

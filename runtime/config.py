@@ -115,6 +115,20 @@ def _storage_uri(environ: Mapping[str, str], name: str, default: str) -> str:
     return value
 
 
+def _database_permits(environ: Mapping[str, str], name: str) -> int:
+    """One fewer than gunicorn's threads by default, and never as many: a worker keeps one
+    thread that no stalled database holds, for /healthz and for refusing work at once
+    (`runtime.admission`). 0 turns that off."""
+    threads = integer(environ, "GUNICORN_THREADS", 4, minimum=1)
+    permits = integer(environ, name, threads - 1)
+    if permits >= threads:
+        raise ConfigError(
+            name, f"must be less than GUNICORN_THREADS ({threads}), or 0 for no limit, "
+            f"not {permits}."
+        )  # fmt: skip
+    return permits
+
+
 def settings_from_env(environ: Mapping[str, str]) -> dict:
     """Typed settings with their defaults; README's configuration table lists each one.
 
@@ -132,6 +146,7 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
             environ, "MONGODB_READ_PREFERENCE", "primaryPreferred", READ_PREFERENCES
         ),
         "READYZ_TIMEOUT_MS": integer(environ, "READYZ_TIMEOUT_MS", 1000, minimum=1),
+        "DATABASE_PERMITS": _database_permits(environ, "DATABASE_PERMITS"),
         "RATELIMIT_ENABLED": _flag(environ, "RATELIMIT_ENABLED", default=True),
         "RATELIMIT_DEFAULT": _rate_limits(environ, "RATELIMIT_DEFAULT", "600 per minute"),
         "RATELIMIT_STORAGE_URI": _storage_uri(environ, "RATELIMIT_STORAGE_URI", "memory://"),

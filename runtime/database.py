@@ -1,4 +1,5 @@
-"""One MongoClient per process, kept on the app; requests borrow its database.
+"""One MongoClient per process, kept on the app; requests borrow its database, each
+holding one of its worker's permits while it does (`runtime.admission`).
 
 The command line gets a second client, whose commands are not held to the request timeout.
 What counts as the database being unavailable, rather than refusing what was asked, is
@@ -12,6 +13,7 @@ from pymongo import MongoClient, timeout
 from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure, PyMongoError
 
+from runtime import admission
 from runtime.config import ConfigError
 
 # Error replies that mean "this node cannot serve now", which pymongo raises as a plain
@@ -75,6 +77,8 @@ def init_app(app: Flask, client: MongoClient | None = None) -> None:
 
 
 def get_db() -> Database:
+    """The request's database, once it holds one of its worker's permits (`admission`)."""
+    admission.admit()
     app = current_app
     return app.extensions["mongo"][app.config["MONGODB_DB"]]
 
@@ -100,7 +104,9 @@ def admin_db() -> Database:
 
 
 def ping(timeout_seconds: float) -> None:
-    """Ask the server to answer within `timeout_seconds`, server selection included."""
+    """Ask the server to answer within `timeout_seconds`, server selection included, once
+    the request holds a permit (`admission`)."""
+    admission.admit()
     with timeout(timeout_seconds):
         current_app.extensions["mongo"].admin.command("ping")
 

@@ -1,8 +1,9 @@
 """Every error leaves as {"code", "message"} (plus "details" on a 400), with its headers kept.
 
-HTTP errors, domain exceptions, query validation and database outages all pass through here,
-so no handler elsewhere builds an error body or lets a stack trace reach the client. The errors
-gunicorn answers before the app (gunicorn_worker.py) take their body and sentence from here too.
+HTTP errors, domain exceptions, query validation, database outages and requests refused by
+admission control all pass through here, so no handler elsewhere builds an error body or lets
+a stack trace reach the client. The errors gunicorn answers before the app
+(gunicorn_worker.py) take their body and sentence from here too.
 """
 
 import logging
@@ -15,8 +16,9 @@ from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnava
 
 from access.exceptions import DomainError
 from runtime import database
+from runtime.admission import DatabaseBusy
 from schemas.common import ErrorSchema
-from web.metrics import DATABASE_ERRORS
+from web.metrics import ADMISSION_REFUSED, DATABASE_ERRORS
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +112,14 @@ def _database_error(error: PyMongoError) -> Response:
     return http_error(ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER))
 
 
+def _database_busy(error: DatabaseBusy) -> Response:
+    """Refused before any database work: the same 503 as a database that cannot serve, at
+    once, so that a stalled database never holds the request in a queue."""
+    log.warning("database busy: %s; refused at once", error)
+    ADMISSION_REFUSED.inc()
+    return http_error(ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER))
+
+
 def _retry_after(response: Response) -> Response:
     """Retry-After only where a client is told to retry: a 429 and a 503.
 
@@ -137,4 +147,5 @@ class Api(flask_smorest.Api):
 def init_app(app: Flask) -> None:
     app.register_error_handler(DomainError, _domain_error)
     app.register_error_handler(PyMongoError, _database_error)
+    app.register_error_handler(DatabaseBusy, _database_busy)
     app.after_request(_retry_after)

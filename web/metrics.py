@@ -1,5 +1,6 @@
 """Prometheus figures, served on `METRICS_PORT`, apart from the API: requests and their
-latency by endpoint and status, database errors, and requests refused by a rate limit.
+latency by endpoint and status, database errors, and requests refused by a rate limit or by
+admission control.
 
 The endpoint label is the route's rule (`/v1/bots/<slug>/`), never the path asked for: ids in
 paths would make a series per id. A request that matches no route is `unmatched`.
@@ -36,6 +37,11 @@ RATE_LIMITED = Counter(
     "botcatalogue_rate_limited",
     "Requests refused with 429, by the setting whose limit they reached.",
     ["limit"],
+)
+ADMISSION_REFUSED = Counter(
+    "botcatalogue_admission_refused",
+    "Requests refused with 503 at once because every database permit of their worker was in "
+    "use (admission control, DATABASE_PERMITS).",
 )
 
 

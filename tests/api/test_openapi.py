@@ -170,6 +170,18 @@ def test_authenticated_operations_use_the_bearer_scheme(document):
             assert "401" not in operation["responses"], path
 
 
+def test_every_operation_that_uses_the_database_documents_503_with_retry_after(document):
+    """Each looks its token up (or pings, for /readyz) under a database permit: a stalled or
+    busy database, or admission control, may answer 503."""
+    checked = set()
+    for path, _, operation in _operations(document):
+        if {"bearerAuth": []} in operation.get("security", []) or path == "/readyz":
+            unavailable = _resolve(document, operation["responses"]["503"])
+            assert "Retry-After" in unavailable["headers"], path
+            checked.add(path)
+    assert {"/v1/bots/", "/v1/usage/", "/readyz"} <= checked
+
+
 def test_probes_are_not_rate_limited_so_document_no_429(document):
     for path in ("/healthz", "/readyz"):
         assert "429" not in document["paths"][path]["get"]["responses"]

@@ -24,6 +24,7 @@ APP_SETTINGS = [
     ("MONGODB_ADMIN_TIMEOUT_MS", "-1", "must be at least 0"),
     ("MONGODB_READ_PREFERENCE", "fastest", "must be one of primary,"),
     ("READYZ_TIMEOUT_MS", "0", "must be at least 1"),
+    ("DATABASE_PERMITS", "-1", "must be at least 0"),
     ("RATELIMIT_ENABLED", "maybe", "must be true or false"),
     ("RATELIMIT_DEFAULT", "600 per minit", "is not a rate limit"),
     ("RATELIMIT_STORAGE_URI", "redis:/cache:6379", "must be a storage URI"),
@@ -129,6 +130,25 @@ def test_empty_values_mean_the_defaults():
     assert settings == settings_from_env({})
     assert settings["RATELIMIT_DEFAULT"] == "600 per minute"
     assert settings["MONGODB_TIMEOUT_MS"] == 5000
+
+
+@pytest.mark.parametrize(
+    ("threads", "permits", "expected"),
+    [(None, None, 3), ("8", None, 7), ("1", None, 0), ("8", "2", 2), ("4", "0", 0)],
+)
+def test_database_permits_leave_one_gunicorn_thread_free_by_default(threads, permits, expected):
+    """With one thread there is none to spare: admission control is off (0)."""
+    environment = {"GUNICORN_THREADS": threads, "DATABASE_PERMITS": permits}
+    settings = settings_from_env({k: v for k, v in environment.items() if v is not None})
+
+    assert settings["DATABASE_PERMITS"] == expected
+
+
+@pytest.mark.parametrize("command", [_flask, _gunicorn])
+def test_as_many_database_permits_as_threads_leave_none_free_and_stop_the_start(command):
+    result = command(GUNICORN_THREADS="4", DATABASE_PERMITS="4")
+
+    _assert_stopped_with_one_line(result, "DATABASE_PERMITS", "must be less than GUNICORN_THREADS")
 
 
 def test_the_error_is_the_one_line_the_cli_prints():
