@@ -3,7 +3,7 @@
 from marshmallow import fields
 
 from schemas.documents import DocumentSchema
-from schemas.fields import BsonNumber, BsonValue, ObjectIdString, TimestampField, stored_as_is
+from schemas.fields import BsonNumber, BsonValue, StoredId, TimestampField, stored_as_is
 
 
 class BotSummarySchema(DocumentSchema):
@@ -17,7 +17,7 @@ class NameSummarySchema(DocumentSchema):
 
 
 class BotRequestSchema(DocumentSchema):
-    id = ObjectIdString(attribute="_id", required=True)
+    id = StoredId(attribute="_id", required=True)
     bot = fields.Nested(BotSummarySchema, dump_default=None, required=True, allow_none=True)
     createdBy = fields.Nested(NameSummarySchema, dump_default=None, required=True, allow_none=True)
     organization = fields.Nested(

@@ -3,13 +3,13 @@
 from marshmallow import Schema, fields
 
 from schemas.documents import DocumentSchema
-from schemas.fields import BsonNumber, BsonValue, ObjectIdString, TimestampField, stored_as_is
+from schemas.fields import BsonNumber, BsonValue, StoredId, TimestampField, stored_as_is
 
 
 class BotSchema(DocumentSchema):
     """The public view (every item of 4.5, and 4.7 for non-admins)."""
 
-    id = ObjectIdString(attribute="_id", required=True)
+    id = StoredId(attribute="_id", required=True)
     slug = fields.String(dump_default=None, required=True)
     name = fields.String(dump_default=None, required=True)
     description = fields.String(dump_default=None, required=True, allow_none=True)
@@ -22,25 +22,25 @@ class BotSchema(DocumentSchema):
 
 
 class OrganizationBotListItemSchema(BotSchema):
-    organizationId = ObjectIdString(attribute="organization", required=True)
+    organizationId = StoredId(attribute="organization", required=True)
 
 
 class ServiceSummarySchema(DocumentSchema):
-    id = ObjectIdString(attribute="_id", required=True)
+    id = StoredId(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)
     slug = fields.String(dump_default=None, required=True)
     directory = fields.String(dump_default=None, required=True, allow_none=True)
 
 
 class TagSummarySchema(DocumentSchema):
-    id = ObjectIdString(attribute="_id", required=True)
+    id = StoredId(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)
 
 
 class BotDetailSchema(BotSchema):
     """The admin view of 4.7."""
 
-    organizationId = ObjectIdString(
+    organizationId = StoredId(
         attribute="organization", dump_default=None, required=True, allow_none=True
     )
     isPublic = fields.Boolean(dump_default=None, required=True)
@@ -64,7 +64,7 @@ class OneBotSchema(Schema):
 
 
 class OrganizationSummarySchema(DocumentSchema):
-    id = ObjectIdString(attribute="_id", required=True)
+    id = StoredId(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)
 
 

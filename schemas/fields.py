@@ -77,13 +77,19 @@ def _datetime_ms(value: DatetimeMS) -> str | int:
         return int(value)
 
 
-class ObjectIdString(fields.Field):
-    """An id: dumped as 24 lowercase hex characters, loaded from them."""
-
-    default_error_messages = {"invalid": "Not a valid id: expected 24 hexadecimal characters."}
+class StoredId(fields.Field):
+    """A stored document's id, or a reference to one, as text: an ObjectId as its 24
+    lowercase hex characters. Another writer may use ids of another type (text, a number),
+    which show as text too; so the OpenAPI document promises a string, not the pattern."""
 
     def _serialize(self, value, attr, obj, **kwargs):
         return None if value is None else str(value)
+
+
+class ObjectIdString(fields.Field):
+    """An id in a query or a path: loaded from 24 hexadecimal characters."""
+
+    default_error_messages = {"invalid": "Not a valid id: expected 24 hexadecimal characters."}
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not isinstance(value, str) or not ObjectId.is_valid(value):

@@ -27,6 +27,7 @@ from schemas.fields import (
     ObjectIdString,
     QueryText,
     SortBy,
+    StoredId,
     TimestampField,
 )
 from web.caching import CACHE_CONTROL
@@ -70,6 +71,7 @@ _RULE_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 _FIELD_TYPES = (
     (ObjectIdString, "string", None),
+    (StoredId, "string", None),
     (TimestampField, "string", "date-time"),
     (BsonNumber, "number", None),
     (CommaSeparatedIds, "string", None),
@@ -78,6 +80,7 @@ _FIELD_TYPES = (
 
 _CONSTRAINTS = (
     (ObjectIdString, {"pattern": f"^{_ID}$"}),
+    (StoredId, {"description": "Usually 24 lowercase hexadecimal characters (an ObjectId)."}),
     (CommaSeparatedIds, {"pattern": f"^{_ID}(,{_ID}){{0,{CommaSeparatedIds.MAX_IDS - 1}}}$"}),
     (
         QueryText,

@@ -380,3 +380,23 @@ def test_sparse_documents_keep_every_key(client, world, db):
     assert _json(client.get(f"/v1/requests/{run}/", headers=bearer(member))) == dict.fromkeys(
         _request_view(run), None
     ) | {"id": str(run), "createdBy": {"name": "Ada"}, "organization": {"name": "Acme"}}
+
+
+def test_ids_of_another_type_show_as_text(client, world, db):
+    """Another writer may use ids that are no ObjectId: they are listed, as text, and the
+    document promises a string rather than the ObjectId pattern (the suite's client checks)."""
+    user = world.user("Ada")
+    member, admin = world.token(user=user), world.token(user=world.user("Root", role="admin"))
+    db.bots.insert_one(
+        {"_id": "legacy-1", "slug": "legacy", "name": "L", "isPublic": True, "organization": 7}
+    )
+    db.botrequests.insert_one({"_id": 42, "bot": "legacy-1", "createdBy": user})
+
+    bots = _json(client.get("/v1/bots/", headers=bearer(member)))["results"]
+    detail = _json(client.get("/v1/bots/legacy/", headers=bearer(admin)))
+    requests = _json(client.get("/v1/requests/", headers=bearer(member)))["results"]
+
+    assert [bot["id"] for bot in bots] == ["legacy-1"]
+    assert (detail["id"], detail["organizationId"]) == ("legacy-1", "7")
+    assert [(run["id"], run["bot"]["slug"]) for run in requests] == [("42", "legacy")]
+    assert client.get("/v1/requests/42/", headers=bearer(member)).status_code == 404

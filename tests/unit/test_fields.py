@@ -24,6 +24,7 @@ from schemas.fields import (
     QueryInteger,
     QueryText,
     SortBy,
+    StoredId,
     TimestampField,
     format_timestamp,
     json_safe,
@@ -165,11 +166,17 @@ def test_ids_refuse(text):
 def test_object_id_string():
     field = ObjectIdString()
     assert _load(field, ID) == ObjectId(ID)
-    assert field.serialize("v", {"v": ObjectId(ID)}) == ID
-    assert field.serialize("v", {"v": None}) is None
     for bad in ("x", ID[:-1], 7, None):
         with pytest.raises(ValidationError):
             _load(field, bad)
+
+
+def test_stored_id_is_text_whatever_its_type():
+    field = StoredId()
+    assert field.serialize("v", {"v": ObjectId(ID)}) == ID
+    assert field.serialize("v", {"v": "legacy-1"}) == "legacy-1"
+    assert field.serialize("v", {"v": 42}) == "42"
+    assert field.serialize("v", {"v": None}) is None
 
 
 BOT_ATTRIBUTES = ("name", "slug", "creditCost")
