@@ -12,7 +12,9 @@ the cost of serializing a page of 100 bot requests. Results go to bench/results/
 Environment: BENCH_SCALE (1 = 200 organizations, 2,000 users, 5,000 bots, 200,000 requests),
 BENCH_REQUESTS (the number of requests alone), BENCH_SECONDS per endpoint and side (3, or
 four times one request when that is longer), BENCH_CONNECTIONS (4; 1 for an endpoint that
-takes more than 0.25 s alone), BENCH_GUNICORN (extra gunicorn flags, e.g. "--workers 4"),
+takes more than 0.25 s alone; each worker gets one thread more than this, so that its
+database permits never refuse the benchmark's own connections), BENCH_GUNICORN (extra
+gunicorn flags, e.g. "--workers 4"),
 BENCH_ONLY (comma-separated endpoint names), MONGODB_URI. gunicorn inherits the environment,
 so `TOKEN_CACHE_SECONDS=30 make bench` measures the endpoints with the opt-in cache on, and
 `DATABASE_PERMITS=0 make bench` without admission control.
@@ -254,6 +256,12 @@ def main() -> None:
     seconds = int(env_number("BENCH_SECONDS", 3))
     connections = int(env_number("BENCH_CONNECTIONS", 4))
     gunicorn_settings = dict(servers.GUNICORN)
+    # A worker's database permits are one fewer than its threads, and wrk's connections may
+    # all land on one worker: with fewer permits than connections, the embedded engine's
+    # slower lists would be refused now and then (docs/performance.md, Admission control),
+    # and a row with errors stops the run.
+    threads = max(int(gunicorn_settings["threads"]), connections + 1)
+    gunicorn_settings["threads"] = str(threads)
     extra = shlex.split(os.environ.get("BENCH_GUNICORN", ""))
     gunicorn_settings.update(
         zip((flag.removeprefix("--") for flag in extra[::2]), extra[1::2], strict=True)
