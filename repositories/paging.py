@@ -10,15 +10,18 @@ A page is read in three steps, shaped for a real MongoDB first:
 3. The page itself: the `limit` documents by `_id: {$in: ids}`, with their joins, put back in
    page order.
 
-Visibility branches run as one query each, merged here in order, rather than one `$or`. On
-MongoDB both shapes walk the same indexes (a `$or` plans one index scan per branch and merges
-them); on the embedded engine (SecantusDB) a top-level `$or` uses no index at all and decodes
-every document of the collection. The one cost on MongoDB: a deep page of several branches
-brings each branch's first `skip + limit` keys here to be merged (in batches), where a `$or`
-would skip them on the server. Each branch excludes the earlier ones with a negation on
-the same field (`$ne`, `$nin`), so the branches are disjoint: their counts add up and their
-pages merge without duplicates. The negated field trails the branch's index
-(see repositories/indexes.py), which keeps MongoDB's count covered.
+Visibility branches run as one query each rather than one `$or`. On MongoDB both shapes
+walk the same indexes (a `$or` plans one index scan per branch and merges them); on the
+embedded engine (SecantusDB) a top-level `$or` uses no index at all and decodes every
+document of the collection. The branches' ids are put in order by the server, never here:
+MongoDB's comparison of BSON values (arrays by their smallest or largest element, objects
+field by field, NaN, MinKey...) is not Python's, and another writer's data holds them. The
+one cost on MongoDB: a page of several branches fetches each branch's first `skip + limit`
+documents by id to sort them, where a `$or` would skip them in the index; past a window,
+it is a `$or`. Each branch excludes the earlier ones with a negation on the same field
+(`$ne`, `$nin`), so the branches are disjoint: their counts add up and their ids never
+repeat. The negated field trails the branch's index (see repositories/indexes.py), which
+keeps MongoDB's count covered.
 
 What a query costs on the embedded engine is the number of documents its first indexed
 field selects: it loads and decodes all of them before it sorts, skips and limits. Filters
@@ -26,23 +29,20 @@ are therefore written field by field with the most selective indexed field first
 """
 
 import contextvars
-import datetime as dt
-import heapq
 import os
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from decimal import Decimal
-from itertools import chain, islice
 from threading import Lock
 
-from bson import DatetimeMS, Decimal128, ObjectId
 from pymongo.collection import Collection
 
 from access.policy import Visibility
 
 POOL_THREADS = 8
 MERGE_BATCH = 5_000  # keys per round trip when a deep page merges branches
+# Ids per branch that a merge of branches collects for the server to order; past it, `$or`.
+MERGE_WINDOW = 10_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,34 +174,42 @@ def _page_keys(collection: Collection, match: dict, order: dict, skip: int, limi
     return list(cursor.batch_size(limit))
 
 
-def _branch_keys(collection: Collection, match: dict, order: dict, limit: int):
-    """A branch's keys in order, as a cursor whose first batch is already read.
+def _branch_ids(collection: Collection, match: dict, order: dict, limit: int) -> list:
+    """A branch's first `limit` ids in order, read from the index that serves its filter
+    and sort, in batches of MERGE_BATCH."""
+    cursor = collection.find(match, {"_id": 1}, sort=list(order.items()), limit=limit)
+    return [key["_id"] for key in cursor.batch_size(min(limit, MERGE_BATCH))]
 
-    Read lazily after that, so a deep page holds one batch per branch in memory, not
-    `skip + limit` keys.
+
+def _union_page(collection, matches: list, order: dict, skip: int, limit: int, joins) -> list:
+    """The page of the union of disjoint branches, in MongoDB's own order.
+
+    A branch's first `skip + limit` entries hold all of its entries on the page: each
+    branch reads those ids from its index, and the aggregation that fetches the page's
+    documents sorts their union on the server and cuts the page out, before the joins. The
+    server, not Python, compares the sort values: another writer's values of any BSON type
+    (arrays, objects, NaN, MinKey...) then fall where MongoDB's own sort puts them. Past
+    MERGE_WINDOW ids per branch, one `$or` query orders and skips on the server instead, so
+    that no request holds a deep window's ids.
     """
-    projection = dict.fromkeys(order, 1)
-    cursor = collection.find(match, projection, sort=list(order.items()), limit=limit)
-    cursor.batch_size(min(limit, MERGE_BATCH))
-    first = next(cursor, None)
-    return cursor, [] if first is None else [first]
-
-
-def _merged_page_keys(collection, matches: list, order: dict, skip: int, limit: int) -> list:
-    """The page of the union of disjoint branches, merged in order on the sort keys.
-
-    A branch's first `skip + limit` entries hold all of its entries on the page; on page 1
-    each branch reads `limit` keys, in one round trip.
-    """
-    opened = [_submit(_branch_keys, collection, m, order, skip + limit) for m in matches]
-    branches = [future.result() for future in opened]
-    try:
-        streams = [chain(first, cursor) for cursor, first in branches]
-        merged = heapq.merge(*streams, key=_sort_key(order))
-        return list(islice(merged, skip, skip + limit))
-    finally:
-        for cursor, _ in branches:
-            cursor.close()
+    window = skip + limit
+    if window > MERGE_WINDOW:
+        cursor = collection.find(
+            {"$or": matches}, {"_id": 1}, sort=list(order.items()), skip=skip, limit=limit
+        )
+        return _documents(collection, [key["_id"] for key in cursor.batch_size(limit)], joins)
+    branches = [_submit(_branch_ids, collection, match, order, window) for match in matches]
+    ids = [id_ for branch in branches for id_ in branch.result()]
+    if not ids:
+        return []
+    pipeline = [
+        {"$match": {"_id": {"$in": ids}}},
+        {"$sort": order},
+        {"$skip": skip},
+        {"$limit": limit},
+        *joins,
+    ]
+    return list(collection.aggregate(pipeline))
 
 
 def fetch_page(
@@ -224,11 +232,11 @@ def fetch_page(
     counts = [_submit(count, collection, match) for match in matches]
     if len(matches) == 1:
         keys = _page_keys(collection, matches[0], order, skip, limit)
+        results = _documents(collection, [key["_id"] for key in keys], joins)
     else:
-        keys = _merged_page_keys(collection, matches, order, skip, limit)
+        results = _union_page(collection, matches, order, skip, limit, joins)
     total = sum(future.result() for future in counts)
-    ids = [key["_id"] for key in keys]
-    return Page(_documents(collection, ids, joins), page, limit, total)
+    return Page(results, page, limit, total)
 
 
 def _documents(collection: Collection, ids: list, joins: list[dict]) -> list[dict]:
@@ -254,64 +262,3 @@ def get_one(collection: Collection, visibility: Visibility, key: dict, stages: l
         pipeline.append({"$match": visible})
     pipeline += [{"$limit": 1}, *stages]
     return next(iter(collection.aggregate(pipeline)), None)
-
-
-# BSON's order of types for sorting (null and a missing field sort alike).
-_NULL, _NUMBER, _STRING, _OBJECT, _ARRAY, _BINARY, _OBJECTID, _BOOLEAN, _DATE = range(1, 10)
-_OTHER = 10
-
-
-def _bson_key(value):
-    """A Python-comparable key that orders values the way MongoDB sorts them."""
-    if value is None:
-        return (_NULL, 0)
-    if isinstance(value, bool):
-        return (_BOOLEAN, value)
-    if isinstance(value, int | float | Decimal | Decimal128):
-        number = value.to_decimal() if isinstance(value, Decimal128) else value
-        return (_NUMBER, 0, 0) if number != number else (_NUMBER, 1, number)  # NaN first
-    if isinstance(value, str):
-        return (_STRING, value)
-    if isinstance(value, dt.datetime):
-        return (_DATE, int(DatetimeMS(value)))
-    if isinstance(value, DatetimeMS):
-        return (_DATE, int(value))
-    if isinstance(value, ObjectId):
-        return (_OBJECTID, value)
-    if isinstance(value, dict):
-        return (_OBJECT, str(value))
-    if isinstance(value, list):
-        return (_ARRAY, str(value))
-    if isinstance(value, bytes):
-        return (_BINARY, value)
-    return (_OTHER, str(value))
-
-
-class _Descending:
-    """Inverts the order of a key, for the descending fields of a sort."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key):
-        self.key = key
-
-    def __lt__(self, other: "_Descending") -> bool:
-        return other.key < self.key
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Descending) and self.key == other.key
-
-    __hash__ = None
-
-
-def _sort_key(order: dict):
-    fields = list(order.items())
-
-    def key(document: dict) -> tuple:
-        parts = []
-        for field, direction in fields:
-            part = _bson_key(document.get(field))
-            parts.append(part if direction == 1 else _Descending(part))
-        return tuple(parts)
-
-    return key

@@ -7,10 +7,12 @@ import datetime as dt
 import random
 
 import pytest
-from bson import ObjectId
+from bson import Decimal128, ObjectId
 
+from app import create_app
+from tests.conftest import TEST_SETTINGS
 from tests.support.checks import assert_bad_parameters
-from tests.support.factories import bearer
+from tests.support.factories import World, bearer
 
 T0 = dt.datetime(2026, 1, 1)
 
@@ -354,3 +356,19 @@ def test_ties_break_on_id_among_visibility_branches(client, world):
     walked = _walk(client, token, "/v1/requests/", "sortBy=createdAt", limit=3)
     expected = sorted(str(request_id) for request_id in ids)
     assert walked in (expected, expected[::-1])
+
+
+def test_a_member_sorting_by_a_signalling_nan_gets_the_servers_order(wire_db):
+    """A member's bots are two branches (public, its organizations'); their order was
+    merged in Python, which raised on a Decimal128 signalling NaN: a 500, where an admin
+    (one branch, sorted by the server) got a 200. mongomock cannot sort such values."""
+    world = World(wire_db)
+    acme = world.organization("Acme")
+    token = world.token(user=world.user("Ada", organizations=[acme]))
+    world.bot("nan", credit_cost=Decimal128("sNaN"))
+    world.bot("one", credit_cost=1)
+    world.bot("listed", credit_cost=[3, 0.5], organization=acme, is_public=False)
+    app = create_app({**TEST_SETTINGS, "MONGODB_DB": wire_db.name}, mongo_client=wire_db.client)
+    body = _page(app.test_client(), token, "sortBy=creditCost")
+    expected = wire_db.bots.find({}, {"slug": 1}, sort=[("creditCost", 1), ("_id", 1)])
+    assert _slugs(body) == [bot["slug"] for bot in expected] == ["nan", "listed", "one"]

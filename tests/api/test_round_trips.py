@@ -171,7 +171,10 @@ def test_a_jwt_costs_one_lookup_of_its_user_like_an_opaque_token(monitored, log)
     assert len(commands) == expected
 
 
-def test_a_deep_page_fetches_only_its_own_documents(monitored, log):
+def test_a_deep_page_joins_only_its_own_documents(monitored, log):
+    """Two branches (the user's own requests, its organization's): each reads the ids of
+    its first `skip + limit` entries from its index, and the server orders their union and
+    cuts out the page before any join (repositories/paging.py)."""
     db, test_client = monitored
     scene = _scene(db)
     _fill(scene["world"], scene, 300)
@@ -179,10 +182,13 @@ def test_a_deep_page_fetches_only_its_own_documents(monitored, log):
     commands = _warm_commands(test_client(), log, url, scene["token"])
 
     finds = [command for command in commands if "find" in command]
-    assert finds and all(set(c["projection"]) == {"_id", "createdAt"} for c in finds)
+    assert len(finds) == 2 and all(c["projection"] == {"_id": 1} for c in finds)
+    assert all(c["limit"] == 200 for c in finds)
     pages = [c for c in commands if c.get("aggregate") == "botrequests"]
     [fetch] = [c for c in pages if "$lookup" in str(c["pipeline"])]
-    assert len(fetch["pipeline"][0]["$match"]["_id"]["$in"]) == 10
+    stages = [next(iter(stage)) for stage in fetch["pipeline"]]
+    assert stages[:4] == ["$match", "$sort", "$skip", "$limit"] and "$lookup" in stages[4:]
+    assert (fetch["pipeline"][2]["$skip"], fetch["pipeline"][3]["$limit"]) == (190, 10)
 
 
 @pytest.fixture

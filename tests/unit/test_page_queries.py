@@ -10,7 +10,7 @@ import datetime as dt
 import random
 
 import pytest
-from bson import Decimal128, ObjectId
+from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
 from access.policy import Visibility
 from repositories import paging
@@ -141,6 +141,77 @@ def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
         expected = _reference(db.botrequests, visibility, {}, sort, page, 5)
         got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=5)
         assert ([request["_id"] for request in got.results], got.total_results) == expected
+
+
+def test_past_the_merge_window_the_server_merges_the_branches(db, monkeypatch):
+    monkeypatch.setattr(paging, "MERGE_WINDOW", 8)
+    db.botrequests.insert_many(_requests(random.Random(4)))
+    visibility, sort = REQUEST_CASES[0], [("updatedAt", 1)]
+    for page in (1, 2, 3, 6):
+        expected = _reference(db.botrequests, visibility, {}, sort, page, 4)
+        got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=4)
+        assert ([request["_id"] for request in got.results], got.total_results) == expected
+
+
+# A value of every BSON type, as another writer may store in a sort field.
+ODD_VALUES = [
+    MinKey(),
+    None,
+    [],
+    [None],
+    [3, 1],
+    ["b", 7],
+    float("nan"),
+    Decimal128("NaN"),
+    Decimal128("sNaN"),
+    Decimal128("-Infinity"),
+    -1,
+    Int64(2),
+    2.5,
+    Decimal128("2.50"),
+    "",
+    "B",
+    "a",
+    "émile",
+    {"b": 1},
+    {"a": 2},
+    {"a": 1, "b": 0},
+    Binary(b"\x02"),
+    Binary(b"\x01\x01"),
+    Binary(b"\x01", 5),
+    ObjectId(),
+    False,
+    True,
+    dt.datetime(1969, 12, 31),
+    BASE,
+    Timestamp(1, 1),
+    Regex("a", "i"),
+    Code("x"),
+    MaxKey(),
+]
+
+
+@pytest.mark.parametrize("direction", [1, -1])
+@pytest.mark.parametrize("field", ["creditCost", "name"])
+def test_odd_values_merge_in_the_servers_order(wire_db, direction, field):
+    """Through two branches, values of every BSON type (and documents without the field),
+    twice each, page by page: the order is the server's `find().sort()` on the union. The
+    Python imitation this replaces raised on a signalling NaN (a 500) and ordered arrays,
+    objects and binary otherwise than MongoDB. mongomock cannot sort them."""
+    rng = random.Random(5)
+    documents = [
+        {"slug": f"odd-{n}", "isPublic": rng.random() < 0.5, "organization": rng.choice(ORGS)}
+        | ({} if value == "missing" else {field: value})
+        for n, value in enumerate((ODD_VALUES + ["missing"]) * 2)
+    ]
+    wire_db.bots.insert_many(documents)
+    visibility = Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:2]}})
+    sort = [(field, direction)]
+    for limit in (1, 5, 100):
+        for page in range(1, len(documents) // limit + 2):
+            expected = _reference(wire_db.bots, visibility, {}, sort, page, limit)
+            got = fetch_page(wire_db.bots, visibility, {}, sort=sort, page=page, limit=limit)
+            assert ([bot["_id"] for bot in got.results], got.total_results) == expected
 
 
 def test_branches_are_made_disjoint_on_their_own_fields():
