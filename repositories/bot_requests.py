@@ -8,7 +8,9 @@ from pymongo.database import Database
 
 from access.exceptions import NotFound
 from access.policy import Visibility
-from repositories.paging import Page, Paging, contains, fetch_page, get_one, lookup_one
+from repositories.filters import contains
+from repositories.paging import Page, Paging, fetch_page, get_one
+from repositories.stages import lookup_one
 
 _JOINS = [
     *lookup_one("bot", "bots"),

@@ -7,15 +7,9 @@ from pymongo.database import Database
 
 from access.exceptions import NotFound
 from access.policy import BotAccess, Visibility
-from repositories.paging import (
-    Page,
-    Paging,
-    contains,
-    equals_ignoring_case,
-    fetch_page,
-    get_one,
-    lookup_one,
-)
+from repositories.filters import contains, equals_ignoring_case
+from repositories.paging import Page, Paging, fetch_page, get_one
+from repositories.stages import lookup_one
 
 PUBLIC_FIELDS = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
 _PROJECTION = {field: 1 for field in (*PUBLIC_FIELDS, "organization")}

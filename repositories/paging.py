@@ -24,22 +24,18 @@ repeat. The negated field trails the branch's index (see repositories/indexes.py
 keeps MongoDB's count covered.
 
 What a query costs on the embedded engine is the number of documents its first indexed
-field selects: it loads and decodes all of them before it sorts, skips and limits. Filters
-are therefore written field by field with the most selective indexed field first.
+field selects: it loads and decodes all of them before it sorts, skips and limits
+(repositories/filters.py writes filters for it).
 """
 
-import contextvars
-import os
-import re
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from threading import Lock
 
 from pymongo.collection import Collection
 
 from access.policy import Visibility
+from repositories.filters import disjoint_filters
+from repositories.query_pool import submit
 
-POOL_THREADS = 8
 MERGE_BATCH = 5_000  # keys per round trip when a deep page merges branches
 # Ids per branch that a merge of branches collects for the server to order; past it, `$or`.
 MERGE_WINDOW = 10_000
@@ -66,49 +62,6 @@ class Page:
         return -(-self.total_results // self.limit)
 
 
-def contains(text: str) -> dict:
-    """Case-insensitive substring; every character literal, so no pattern can backtrack."""
-    return {"$regex": re.escape(text), "$options": "i"}
-
-
-def equals_ignoring_case(text: str) -> dict:
-    return {"$regex": f"^{re.escape(text)}$", "$options": "i"}
-
-
-def combine(*clauses: dict) -> dict:
-    """AND of the clauses, keys merged flat in order where they do not collide.
-
-    Flat and ordered matters to the embedded engine, which uses an index only for a filter
-    without top-level operators, and takes the first field it has an index for.
-    """
-    merged: dict = {}
-    for clause in clauses:
-        if merged.keys() & clause.keys():
-            return {"$and": [dict(clause) for clause in clauses if clause]}
-        merged.update(clause)
-    return merged
-
-
-def _negation(branch: dict) -> dict:
-    """NOT branch, on the branch's own field when it has just one."""
-    if len(branch) != 1:
-        return {"$nor": [branch]}
-    ((field, condition),) = branch.items()
-    if isinstance(condition, dict) and condition.keys() == {"$in"}:
-        return {field: {"$nin": condition["$in"]}}
-    if isinstance(condition, dict) and condition and all(op.startswith("$") for op in condition):
-        return {field: {"$not": condition}}
-    return {field: {"$ne": condition}}
-
-
-def disjoint_filters(visibility: Visibility, filters: dict, narrow: dict | None = None) -> list:
-    """One filter per visibility branch, each excluding the branches before it."""
-    return [
-        combine(narrow or {}, branch, *map(_negation, visibility.branches[:index]), filters)
-        for index, branch in enumerate(visibility.branches)
-    ]
-
-
 def sort_order(sort: list[tuple[str, int]]) -> dict:
     """The requested order, ties broken on `_id` in the last key's direction.
 
@@ -117,41 +70,6 @@ def sort_order(sort: list[tuple[str, int]]) -> dict:
     order = dict(sort)
     order["_id"] = sort[-1][1]
     return order
-
-
-def lookup_one(field: str, collection: str, into: str | None = None) -> list[dict]:
-    """Replace a reference by the referenced document, or drop it when there is none."""
-    into = into or field
-    return [
-        {"$lookup": {"from": collection, "localField": field, "foreignField": "_id", "as": into}},
-        {"$unwind": {"path": f"${into}", "preserveNullAndEmptyArrays": True}},
-    ]
-
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = Lock()
-
-
-def _forget_pool() -> None:
-    """A forked worker inherits the pool object but not its threads."""
-    global _pool
-    _pool = None
-
-
-os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _submit(function, *args) -> Future:
-    """Run independent queries of one request side by side; pymongo clients are thread-safe.
-
-    Each runs in a copy of the caller's context, which carries the request's deadline
-    (`pymongo.timeout` keeps it in a context variable, which a pool thread does not inherit).
-    """
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(POOL_THREADS, thread_name_prefix="query")
-        return _pool.submit(contextvars.copy_context().run, function, *args)
 
 
 def count(collection: Collection, match: dict) -> int:
@@ -198,7 +116,7 @@ def _union_page(collection, matches: list, order: dict, skip: int, limit: int, j
             {"$or": matches}, {"_id": 1}, sort=list(order.items()), skip=skip, limit=limit
         )
         return _documents(collection, [key["_id"] for key in cursor.batch_size(limit)], joins)
-    branches = [_submit(_branch_ids, collection, match, order, window) for match in matches]
+    branches = [submit(_branch_ids, collection, match, order, window) for match in matches]
     ids = [id_ for branch in branches for id_ in branch.result()]
     if not ids:
         return []
@@ -229,7 +147,7 @@ def fetch_page(
     order = sort_order(sort)
     skip = (page - 1) * limit
     matches = disjoint_filters(visibility, filters, narrow)
-    counts = [_submit(count, collection, match) for match in matches]
+    counts = [submit(count, collection, match) for match in matches]
     if len(matches) == 1:
         keys = _page_keys(collection, matches[0], order, skip, limit)
         results = _documents(collection, [key["_id"] for key in keys], joins)

@@ -19,7 +19,7 @@ from pymongo.database import Database
 
 from access.policy import Visibility
 from repositories.bot_requests import stored_instant
-from repositories.paging import lookup_one
+from repositories.stages import lookup_one
 from schemas.fields import json_safe
 
 _DAY_FORMAT = "%Y-%m-%d"

@@ -1,4 +1,4 @@
-"""schemas/fields.py and the pipeline builders of repositories/paging.py, without a database."""
+"""schemas/fields.py and the pipeline builders of repositories/, without a database."""
 
 import datetime as dt
 import re
@@ -8,14 +8,8 @@ from bson import DatetimeMS, Decimal128, Int64, ObjectId, Timestamp
 from marshmallow import Schema, ValidationError
 
 from access.policy import EVERYTHING, NOTHING, Visibility
-from repositories.paging import (
-    Page,
-    contains,
-    disjoint_filters,
-    equals_ignoring_case,
-    fetch_page,
-    sort_order,
-)
+from repositories.filters import contains, disjoint_filters, equals_ignoring_case
+from repositories.paging import Page, fetch_page, sort_order
 from schemas.fields import (
     BsonNumber,
     CommaSeparatedIds,

@@ -14,7 +14,8 @@ from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Rege
 
 from access.policy import Visibility
 from repositories import paging
-from repositories.paging import _negation, disjoint_filters, fetch_page, sort_order
+from repositories.filters import _negation, disjoint_filters
+from repositories.paging import fetch_page, sort_order
 
 ORGS = [ObjectId() for _ in range(3)]
 USERS = [ObjectId() for _ in range(3)]
