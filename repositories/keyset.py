@@ -11,61 +11,56 @@ the server, and a page reads blocks in order until it has `limit + 1` items: at 
 `limit + 1` index entries past the position, whatever its depth. Python only classifies a
 value into its bracket; every comparison is the server's.
 
-A value that a range on an index cannot place where the sort does, an array (the sort uses
-its smallest or largest element, a range matches any element), is left out of the walk: a
-document with an array in a sort key comes after the walk, in `_id` order, in the *tail*, and
-appears exactly once in a walk, at its end. The deprecated types that pymongo never writes
-(symbol, DBPointer, undefined) are not placed.
+Values that a range on an index cannot place where the sort does are left out of the walk: an
+array (the sort uses its smallest or largest element, a range matches any element), the
+rare types that no range can bound (a timestamp, a regular expression, JavaScript), and binary
+data (which MongoDB orders by length first, and not every engine's range does). A document
+with one of them in any sort key comes after the walk, in `_id` order, in the *tail*, and
+appears exactly once in a walk, at its end.
 """
 
 import datetime as dt
 import math
-import re
-import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 
-from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId
 
 NOT_ARRAY = {"$not": {"$type": "array"}}
 
-# MongoDB's order of BSON types for sorting, as the brackets a walk visits (arrays are the
-# tail's). Null and a missing field are one bracket.
+# MongoDB's order of BSON types for sorting, as the brackets a walk visits. Null and a missing
+# field are one bracket; MinKey and MaxKey are each one value.
 _BRACKETS = (
-    (MinKey, {"$type": "minKey"}),
+    (MinKey, {"$eq": MinKey()}),
     (type(None), {"$eq": None}),
     (int | float | Int64 | Decimal128, {"$type": "number"}),
     (str, {"$type": "string"}),
     (dict, {"$type": "object"}),
-    (bytes | Binary | uuid.UUID, {"$type": "binData"}),
     (ObjectId, {"$type": "objectId"}),
     (bool, {"$type": "bool"}),
     (dt.datetime, {"$type": "date"}),
-    (Timestamp, {"$type": "timestamp"}),
-    (Regex | re.Pattern, {"$type": "regex"}),
-    (Code, {"$type": "javascript"}),
-    (MaxKey, {"$type": "maxKey"}),
+    (MaxKey, {"$eq": MaxKey()}),
 )
 _NULL, _NUMBER = 1, 2
 _NO_RANGE = {0, _NULL, len(_BRACKETS) - 1}
 _ANY_NUMBER = {"$gte": -math.inf}  # every number but NaN, which sorts below them all
-# Checked before the others: bool is an int, Code a str, to Python.
-_FIRST = (bool, Code)
 
 
 class Unplaceable(ValueError):
-    """A position holds a value of a type the walk does not place (a forged cursor's)."""
+    """A value of a type the walk does not place: a forged cursor's, or the tail's."""
 
 
 def bracket(value) -> int:
-    """The index in `_BRACKETS` of the bracket that holds `value`."""
-    kinds = [kind for kind, _ in _BRACKETS]
-    for first in _FIRST:
-        if isinstance(value, first):
-            return next(i for i, kind in enumerate(kinds) if kind is first)
-    for index, kind in enumerate(kinds):
-        if isinstance(value, kind):
-            return index
+    """The index in `_BRACKETS` of the bracket that holds `value`.
+
+    Checked in this order because, to Python, a bool is an int and JavaScript code a str.
+    """
+    if isinstance(value, bool):
+        return _BRACKETS.index((bool, {"$type": "bool"}))
+    if not isinstance(value, Code):
+        for index, (kind, _) in enumerate(_BRACKETS):
+            if isinstance(value, kind):
+                return index
     raise Unplaceable(f"a sort value of type {type(value).__name__}")
 
 
@@ -112,44 +107,57 @@ class Position:
         return cls(tuple(document.get(field) for field in order))
 
 
-def in_tail(document: dict, order: dict) -> bool:
-    return any(isinstance(document.get(field), list) for field in order)
+def _walkable(field: str) -> dict:
+    """The field holds a value the walk places: a scalar of one of its brackets."""
+    return {"$or": [{field: {**condition, **NOT_ARRAY}} for _, condition in _BRACKETS]}
 
 
 def walk_blocks(order: dict, position: Position | None) -> list[dict]:
     """The walk's blocks after `position` (from its start when None), in order.
 
-    Every block leaves out the tail: an array in any sort key.
+    In each block the key it ranges over is held to one bracket and the keys before it to
+    their values; a key after it, free in the block, is held to the walk's brackets, so that
+    the tail's documents stay out.
     """
     fields = list(order)
-    excluded = {field: NOT_ARRAY for field in fields if field != "_id"}
+    keys = fields[:-1]
     if position is None:
-        first = fields[0]
-        return [_combined(excluded, {first: c}) for c in _brackets(order[first])]
+        return [
+            _block(keys, 0, {keys[0]: {**condition, **NOT_ARRAY}})
+            for condition in _brackets(order[keys[0]])
+        ]
     blocks = []
     for depth in range(len(fields) - 1, -1, -1):
         field, value = fields[depth], position.values[depth]
-        equal = {fields[i]: {"$eq": position.values[i]} for i in range(depth)}
+        equal = {fields[i]: {"$eq": position.values[i], **NOT_ARRAY} for i in range(depth)}
         for condition in later(value, order[field]):
-            blocks.append(_combined(excluded, {**equal, field: condition}))
+            ranged = condition if field == "_id" else {**condition, **NOT_ARRAY}
+            blocks.append(_block(keys, depth, {**equal, field: ranged}))
     return blocks
 
 
-def tail_blocks(order: dict, position: Position | None) -> list[dict]:
-    """The tail's blocks after `position` (its start when None), in `_id` order."""
-    keys = [field for field in order if field != "_id"]
-    arrays = [{field: {"$type": "array"}} for field in keys]
-    tail = arrays[0] if len(arrays) == 1 else {"$or": arrays}
+def _block(keys: list[str], depth: int, conditions: dict) -> dict:
+    free = [_walkable(field) for field in keys[depth + 1 :]]
+    return {"$and": [conditions, *free]} if free else conditions
+
+
+def tail_parts(order: dict, position: Position | None) -> list[dict]:
+    """The tail after `position` (its start when None), as filters whose union it is.
+
+    Not ordered blocks: their documents interleave in `_id` order, which the server puts
+    them in. Separate, not one `$or`: a `$nor` inside a `$or` is one shape an engine may
+    get wrong (the embedded one drops the `$or`'s other branch).
+    """
+    keys = list(order)[:-1]
+    parts = [
+        part
+        for field in keys
+        for part in (
+            {field: {"$type": "array"}},
+            {"$nor": [{field: condition} for _, condition in _BRACKETS]},
+        )
+    ]
     if position is None:
-        return [tail]
-    return [_combined(tail, {"_id": c}) for c in later(position.values[-1], order["_id"])]
-
-
-def _combined(base: dict, conditions: dict) -> dict:
-    """Each field's conditions beside the base's on the same field, flat where possible."""
-    if any(key.startswith("$") for key in base):
-        return {"$and": [base, conditions]}
-    merged = {field: dict(condition) for field, condition in base.items()}
-    for field, condition in conditions.items():
-        merged[field] = {**merged.get(field, {}), **condition}
-    return merged
+        return parts
+    after = later(position.values[-1], order["_id"])
+    return [{"$and": [part, {"_id": condition}]} for part in parts for condition in after]

@@ -115,7 +115,7 @@ def _union_page(collection, matches: list, order: dict, skip: int, limit: int, j
         cursor = collection.find(
             {"$or": matches}, {"_id": 1}, sort=list(order.items()), skip=skip, limit=limit
         )
-        return _documents(collection, [key["_id"] for key in cursor.batch_size(limit)], joins)
+        return documents(collection, [key["_id"] for key in cursor.batch_size(limit)], joins)
     branches = [submit(_branch_ids, collection, match, order, window) for match in matches]
     ids = [id_ for branch in branches for id_ in branch.result()]
     if not ids:
@@ -150,14 +150,14 @@ def fetch_page(
     counts = [submit(count, collection, match) for match in matches]
     if len(matches) == 1:
         keys = _page_keys(collection, matches[0], order, skip, limit)
-        results = _documents(collection, [key["_id"] for key in keys], joins)
+        results = documents(collection, [key["_id"] for key in keys], joins)
     else:
         results = _union_page(collection, matches, order, skip, limit, joins)
     total = sum(future.result() for future in counts)
     return Page(results, page, limit, total)
 
 
-def _documents(collection: Collection, ids: list, joins: list[dict]) -> list[dict]:
+def documents(collection: Collection, ids: list, joins: list[dict]) -> list[dict]:
     """The documents of `ids` with their joins, in the order of `ids`, in one round trip."""
     if not ids:
         return []

@@ -1,0 +1,122 @@
+"""Reading a keyset page: `limit + 1` items past a position, per visibility branch.
+
+Each branch reads the blocks of `repositories/keyset.py` in order, from its own index, until it
+has `limit + 1` items or none are left; a page of several branches is then put in order by
+the server, as an offset page is (repositories/paging.py). The one more item tells whether a
+next page exists, and the last item of the page is where the next one resumes.
+"""
+
+from dataclasses import dataclass
+
+from pymongo.collection import Collection
+
+from access.policy import Visibility
+from repositories.filters import combine, disjoint_filters
+from repositories.keyset import Position, tail_parts, walk_blocks
+from repositories.paging import count, documents, sort_order
+from repositories.query_pool import submit
+
+WALK, TAIL = "walk", "tail"
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Where a keyset page resumes: after `position`, in the walk or in its tail."""
+
+    phase: str
+    position: Position
+
+
+@dataclass(frozen=True, kw_only=True)
+class Keyset:
+    """A keyset request: `resume` is None for the first page; `counted` runs the counts."""
+
+    resume: Resume | None
+    counted: bool
+
+
+@dataclass(frozen=True)
+class KeysetPage:
+    results: list[dict]
+    limit: int
+    next: Resume | None
+    total_results: int | None
+
+    @property
+    def total_pages(self) -> int | None:
+        return None if self.total_results is None else -(-self.total_results // self.limit)
+
+
+def _read(collection: Collection, match: dict, block: dict, order: dict, limit: int) -> list:
+    sort = list(order.items())
+    projection = dict.fromkeys(order, 1)
+    return list(collection.find(combine(match, block), projection, sort=sort, limit=limit))
+
+
+def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, want: int):
+    """(phase, keys) of at least the branch's first `want` items after `resume`: the walk's
+    in order, then, if the walk ends first, up to `want` of each part of the tail."""
+    found = []
+    if resume is None or resume.phase == WALK:
+        for block in walk_blocks(order, resume and resume.position):
+            found += [(WALK, key) for key in _read(collection, match, block, order, want)]
+            if len(found) >= want:
+                return found[:want]
+    by_id = {"_id": order["_id"]}
+    position = resume.position if resume is not None and resume.phase == TAIL else None
+    for part in tail_parts(order, position):
+        found += [(TAIL, key) for key in _read(collection, match, part, by_id, want)]
+    return found
+
+
+def _in_order(collection: Collection, keys: list, order: dict, want: int) -> list:
+    """The first `want` of several lists of keys, the walk's in the server's order, then the
+    tail's in `_id` order. A document in two parts of the tail counts once."""
+    phases = {}
+    for phase, key in keys:
+        phases.setdefault(key["_id"], (phase, key))
+    ordered = []
+    for phase, sort in ((WALK, order), (TAIL, {"_id": order["_id"]})):
+        ids = [id_ for id_, (kind, _) in phases.items() if kind == phase]
+        if ids and len(ordered) < want:
+            pipeline = [
+                {"$match": {"_id": {"$in": ids}}},
+                {"$sort": sort},
+                {"$limit": want - len(ordered)},
+                {"$project": {"_id": 1}},
+            ]
+            ordered += [phases[row["_id"]] for row in collection.aggregate(pipeline)]
+    return ordered
+
+
+def fetch_keyset_page(
+    collection: Collection,
+    visibility: Visibility,
+    filters: dict,
+    *,
+    sort: list[tuple[str, int]],
+    limit: int,
+    keyset: Keyset,
+    joins: list[dict] = (),
+    narrow: dict | None = None,
+) -> KeysetPage:
+    if visibility.is_empty:
+        return KeysetPage([], limit, None, 0 if keyset.counted else None)
+    order = sort_order(sort)
+    matches = disjoint_filters(visibility, filters, narrow)
+    counts = [submit(count, collection, match) for match in matches] if keyset.counted else []
+    want = limit + 1
+    branches = [
+        submit(_branch_keys, collection, match, order, keyset.resume, want) for match in matches
+    ]
+    keys = [key for branch in branches for key in branch.result()]
+    if len(matches) > 1 or any(phase == TAIL for phase, _ in keys):
+        keys = _in_order(collection, keys, order, want)
+    page, more = keys[:limit], len(keys) > limit
+    resume = None
+    if more:
+        phase, last = page[-1]
+        resume = Resume(phase, Position.of(last, order))
+    results = documents(collection, [key["_id"] for _, key in page], joins)
+    total = sum(future.result() for future in counts) if keyset.counted else None
+    return KeysetPage(results, limit, resume, total)

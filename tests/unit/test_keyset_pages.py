@@ -1,0 +1,127 @@
+"""Keyset walks (repositories/keyset_pages.py) against offset pages and the server's sort.
+
+A walk follows each page's resume position from the first page to the end. It must give the
+ids of one plain query, the visibility as one `$or` sorted by the server, in the same order,
+for every sort and limit and through several branches: values of every BSON type included,
+except the tail's (arrays and the types no range bounds), which come once each after the
+rest, in `_id` order.
+"""
+
+import random
+
+import pytest
+from bson import Code, Regex, Timestamp
+
+from access.policy import Visibility
+from repositories.keyset_pages import Keyset, fetch_keyset_page
+from repositories.paging import sort_order
+from tests.unit.test_page_queries import (
+    BOT_CASES,
+    BOT_SORTS,
+    COSTS,
+    ODD_VALUES,
+    ORGS,
+    REQUEST_CASES,
+    _bots,
+    _requests,
+)
+
+
+def _walk(collection, visibility, filters, sort, limit, counted=False) -> tuple[list, list]:
+    """Every page's ids, following `next`; and each page's total."""
+    ids, totals, resume = [], [], None
+    for _ in range(1000):
+        page = fetch_keyset_page(
+            collection,
+            visibility,
+            filters,
+            sort=sort,
+            limit=limit,
+            keyset=Keyset(resume=resume, counted=counted),
+        )
+        assert len(page.results) <= limit
+        ids += [document["_id"] for document in page.results]
+        totals.append(page.total_results)
+        if page.next is None:
+            return ids, totals
+        assert page.results, "a next page after an empty one"
+        resume = page.next
+    raise AssertionError("the walk did not end")
+
+
+def _everything(collection, visibility, filters, sort) -> list:
+    match = {"$and": [visibility.as_filter(), filters]}
+    sorted_by = list(sort_order(sort).items())
+    return [document["_id"] for document in collection.find(match, {"_id": 1}, sort=sorted_by)]
+
+
+@pytest.mark.parametrize("visibility, filters", BOT_CASES)
+@pytest.mark.parametrize("sort", BOT_SORTS)
+def test_bot_walks_match_one_plain_query(db, visibility, filters, sort):
+    db.bots.insert_many(_bots(random.Random(1), COSTS))
+    expected = _everything(db.bots, visibility, filters, sort)
+    for limit in (1, 7, 100):
+        assert _walk(db.bots, visibility, filters, sort, limit)[0] == expected
+
+
+@pytest.mark.parametrize("visibility", REQUEST_CASES)
+@pytest.mark.parametrize("sort", [[("createdAt", -1)], [("updatedAt", 1)]])
+def test_request_walks_match_one_plain_query(db, visibility, sort):
+    db.botrequests.insert_many(_requests(random.Random(2)))
+    expected = _everything(db.botrequests, visibility, {}, sort)
+    for limit in (1, 4, 10):
+        ids, totals = _walk(db.botrequests, visibility, {}, sort, limit, counted=True)
+        assert ids == expected
+        assert set(totals) == {len(expected)}
+
+
+@pytest.mark.parametrize("direction", [1, -1])
+@pytest.mark.parametrize("field", ["creditCost", "name"])
+def test_odd_values_walk_in_the_servers_order_and_the_tail_comes_last(wire_db, direction, field):
+    """Values of every BSON type (and missing ones), twice each, through two branches, with
+    a second sort key: the server's order, but for arrays, timestamps, regular expressions,
+    JavaScript and binary data, which come last in `_id` order. mongomock cannot sort them."""
+    rng = random.Random(6)
+    documents = [
+        {"slug": f"odd-{n % 5}", "isPublic": rng.random() < 0.5, "organization": rng.choice(ORGS)}
+        | ({} if value == "missing" else {field: value})
+        for n, value in enumerate((ODD_VALUES + ["missing"]) * 2)
+    ]
+    wire_db.bots.insert_many(documents)
+    visibility = Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:2]}})
+    for sort in ([(field, direction)], [(field, direction), ("slug", -direction)]):
+        order = sort_order(sort)
+        everything = _everything(wire_db.bots, visibility, {}, sort)
+        tail = {
+            d["_id"]
+            for d in wire_db.bots.find({"_id": {"$in": everything}})
+            if isinstance(d.get(field), list | Timestamp | Regex | Code | bytes)
+        }
+        by_id = sorted(tail, reverse=order["_id"] == -1)
+        expected = [id_ for id_ in everything if id_ not in tail] + by_id
+        for limit in (1, 3, 100):
+            assert _walk(wire_db.bots, visibility, {}, sort, limit)[0] == expected, (order, limit)
+
+
+def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
+    """Documents inserted and deleted between pages do not make an unchanged one repeat
+    or vanish."""
+    db.botrequests.insert_many(_requests(random.Random(7)))
+    visibility, sort = REQUEST_CASES[0], [("createdAt", -1)]
+    unchanged = set(_everything(db.botrequests, visibility, {}, sort))
+    seen, resume, rng = [], None, random.Random(8)
+    while True:
+        page = fetch_keyset_page(
+            db.botrequests, visibility, {}, sort=sort, limit=3,
+            keyset=Keyset(resume=resume, counted=False),
+        )  # fmt: skip
+        seen += [document["_id"] for document in page.results]
+        if page.next is None:
+            break
+        resume = page.next
+        victim = rng.choice(sorted(unchanged))
+        db.botrequests.delete_one({"_id": victim})
+        unchanged.discard(victim)
+        db.botrequests.insert_many(_requests(rng)[:2])
+    kept = [id_ for id_ in seen if id_ in unchanged]
+    assert sorted(kept) == sorted(unchanged) and len(set(kept)) == len(kept)
