@@ -5,7 +5,9 @@ from functools import wraps
 from marshmallow import ValidationError
 from webargs.flaskparser import FlaskParser
 
-from schemas.common import PageSchema
+from repositories.keyset_pages import KeysetPage
+from schemas import cursors
+from schemas.common import KeysetBody, PageSchema
 from web import links, openapi
 
 
@@ -31,7 +33,8 @@ class Blueprint(openapi.Blueprint):
     def response(self, status_code, schema=None, **kwargs):
         """flask-smorest's response; a page (`PageSchema`) also gets its `Link` header.
 
-        Here the view's `Page`, with its totals, is at hand: no list view builds links.
+        Here the view's `Page`, with its totals, is at hand: no list view builds links. A
+        `KeysetPage` is sent with its cursor and the keyset links.
         """
         if not (isinstance(schema, type) and issubclass(schema, PageSchema)):
             return super().response(status_code, schema, **kwargs)
@@ -42,8 +45,18 @@ class Blueprint(openapi.Blueprint):
             @wraps(func)
             def with_links(*args, **kwargs):
                 page = func(*args, **kwargs)
-                return page, {links.HEADER: links.header(page.page, page.total_pages)}
+                if isinstance(page, KeysetPage):
+                    return _keyset_body(page, kwargs["query"].sort)
+                full = len(page.results) == page.limit
+                return page, {links.HEADER: links.header(page.page, page.total_pages, full)}
 
             return dump(with_links)
 
         return decorator
+
+
+def _keyset_body(page: KeysetPage, sort: list) -> tuple:
+    """The keyset page as sent: its resume position made into the cursor of `next`."""
+    cursor = None if page.next is None else cursors.encode(page.next, sort)
+    body = KeysetBody(page.results, page.limit, cursor, page.total_results, page.total_pages)
+    return body, {links.HEADER: links.keyset_header(cursor)}

@@ -9,7 +9,9 @@ from pymongo.database import Database
 from access.exceptions import NotFound
 from access.policy import Visibility
 from repositories.filters import contains
-from repositories.paging import Page, Paging, fetch_page, get_one
+from repositories.keyset_pages import KeysetPage
+from repositories.lists import fetch_list
+from repositories.paging import Page, Paging, get_one
 from repositories.stages import lookup_one
 
 _JOINS = [
@@ -59,7 +61,7 @@ class BotRequestRepository:
         self._db = db
         self._requests = db.botrequests
 
-    def find_page(self, visibility: Visibility, query: BotRequestQuery) -> Page:
+    def find_page(self, visibility: Visibility, query: BotRequestQuery) -> Page | KeysetPage:
         """Every filter is an indexed field of the requests (repositories/indexes.py).
 
         `createdBy` goes first: on the embedded engine, which plans on the first indexed
@@ -77,16 +79,7 @@ class BotRequestRepository:
             created["$lt"] = stored_instant(query.created_to)
         if created:
             filters["createdAt"] = created
-        return fetch_page(
-            self._requests,
-            visibility,
-            filters,
-            narrow=narrow,
-            sort=query.sort,
-            page=query.page,
-            limit=query.limit,
-            joins=_JOINS,
-        )
+        return fetch_list(self._requests, visibility, filters, query, narrow=narrow, joins=_JOINS)
 
     def _bots(self, slug: str | None, name: str | None) -> ObjectId | dict | None:
         """The bots that the slug and name filters leave, found first in one small lookup.

@@ -8,7 +8,9 @@ from pymongo.database import Database
 from access.exceptions import NotFound
 from access.policy import BotAccess, Visibility
 from repositories.filters import contains, equals_ignoring_case
-from repositories.paging import Page, Paging, fetch_page, get_one
+from repositories.keyset_pages import KeysetPage
+from repositories.lists import fetch_list
+from repositories.paging import Page, Paging, get_one
 from repositories.stages import lookup_one
 
 PUBLIC_FIELDS = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
@@ -41,7 +43,7 @@ class BotRepository:
         self._db = db
         self._bots = db.bots
 
-    def find_page(self, visibility: Visibility, query: BotQuery) -> Page:
+    def find_page(self, visibility: Visibility, query: BotQuery) -> Page | KeysetPage:
         """Tags and service narrow before visibility: they usually select fewer bots."""
         narrow = {}
         if query.tags:
@@ -52,15 +54,8 @@ class BotRepository:
         if services is not None:
             narrow["service"] = services
         filters = {"name": contains(query.name)} if query.name else {}
-        return fetch_page(
-            self._bots,
-            visibility,
-            filters,
-            narrow=narrow,
-            sort=query.sort,
-            page=query.page,
-            limit=query.limit,
-            joins=[{"$project": _PROJECTION}],
+        return fetch_list(
+            self._bots, visibility, filters, query, narrow=narrow, joins=[{"$project": _PROJECTION}]
         )
 
     def _service_filter(self, name, service_id, slug, directory) -> dict | ObjectId | None:

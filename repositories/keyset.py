@@ -96,6 +96,9 @@ def later(value, direction: int) -> list[dict]:
     return [*_later_in_bracket(value, direction), *_brackets(direction, bracket(value))]
 
 
+WALK, TAIL = "walk", "tail"
+
+
 @dataclass(frozen=True)
 class Position:
     """The last item of a page: its sort values (in `order`'s keys, `_id` last)."""
@@ -105,6 +108,14 @@ class Position:
     @classmethod
     def of(cls, document: dict, order: dict) -> "Position":
         return cls(tuple(document.get(field) for field in order))
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Where a keyset page resumes: after `position`, in the walk or in its tail."""
+
+    phase: str
+    position: Position
 
 
 def _walkable(field: str) -> dict:

@@ -12,19 +12,9 @@ from pymongo.collection import Collection
 
 from access.policy import Visibility
 from repositories.filters import combine, disjoint_filters
-from repositories.keyset import Position, tail_parts, walk_blocks
+from repositories.keyset import TAIL, WALK, Position, Resume, tail_parts, walk_blocks
 from repositories.paging import count, documents, sort_order
 from repositories.query_pool import submit
-
-WALK, TAIL = "walk", "tail"
-
-
-@dataclass(frozen=True)
-class Resume:
-    """Where a keyset page resumes: after `position`, in the walk or in its tail."""
-
-    phase: str
-    position: Position
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -34,6 +34,7 @@ from pymongo.collection import Collection
 
 from access.policy import Visibility
 from repositories.filters import disjoint_filters
+from repositories.keyset import Resume
 from repositories.query_pool import submit
 
 MERGE_BATCH = 5_000  # keys per round trip when a deep page merges branches
@@ -43,11 +44,27 @@ MERGE_WINDOW = 10_000
 
 @dataclass(frozen=True, kw_only=True)
 class Paging:
-    """Which page of a list, in which order; a list's query (`BotQuery`...) adds its filters."""
+    """Which page of a list, in which order; a list's query (`BotQuery`...) adds its filters.
+
+    Offset pages by default; keyset pages when `pagination` says so or a `cursor` resumes
+    one (contract 7.4). `count` is "exact" or "none"; unsaid, offset pages count and keyset
+    pages do not.
+    """
 
     sort: list[tuple[str, int]]
-    page: int
+    page: int | None  # None: the first
     limit: int
+    pagination: str | None = None
+    cursor: Resume | None = None
+    count: str | None = None
+
+    @property
+    def keyset(self) -> bool:
+        return self.pagination == "keyset" or self.cursor is not None
+
+    @property
+    def counted(self) -> bool:
+        return self.count == "exact" if self.count else not self.keyset
 
 
 @dataclass(frozen=True)
@@ -55,11 +72,11 @@ class Page:
     results: list[dict]
     page: int
     limit: int
-    total_results: int
+    total_results: int | None
 
     @property
-    def total_pages(self) -> int:
-        return -(-self.total_results // self.limit)
+    def total_pages(self) -> int | None:
+        return None if self.total_results is None else -(-self.total_results // self.limit)
 
 
 def sort_order(sort: list[tuple[str, int]]) -> dict:
@@ -140,20 +157,22 @@ def fetch_page(
     limit: int,
     joins: list[dict] = (),
     narrow: dict | None = None,
+    counted: bool = True,
 ) -> Page:
-    """The page and the exact total; `narrow` holds filters worth putting before visibility."""
+    """The page, and the exact total when `counted`; `narrow` holds filters worth putting
+    before visibility."""
     if visibility.is_empty:
-        return Page([], page, limit, 0)
+        return Page([], page, limit, 0 if counted else None)
     order = sort_order(sort)
     skip = (page - 1) * limit
     matches = disjoint_filters(visibility, filters, narrow)
-    counts = [submit(count, collection, match) for match in matches]
+    counts = [submit(count, collection, match) for match in matches] if counted else []
     if len(matches) == 1:
         keys = _page_keys(collection, matches[0], order, skip, limit)
         results = documents(collection, [key["_id"] for key in keys], joins)
     else:
         results = _union_page(collection, matches, order, skip, limit, joins)
-    total = sum(future.result() for future in counts)
+    total = sum(future.result() for future in counts) if counted else None
     return Page(results, page, limit, total)
 
 

@@ -1,6 +1,8 @@
 """The page envelope and the error body shared by every endpoint."""
 
-from marshmallow import Schema, fields
+from dataclasses import dataclass
+
+from marshmallow import Schema, fields, post_dump
 
 
 class ErrorSchema(Schema):
@@ -13,20 +15,81 @@ class ErrorSchema(Schema):
     )
 
 
+class _Envelope(Schema):
+    """A list's envelope: its totals are left out where no count was run (`count=none`)."""
+
+    @post_dump
+    def leave_out_uncounted(self, data, **kwargs):
+        for key in ("totalPages", "totalResults"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
+@dataclass(frozen=True)
+class KeysetBody:
+    """A keyset page as it is sent: its position already made into the opaque cursor."""
+
+    results: list
+    limit: int
+    next_cursor: str | None
+    total_results: int | None
+    total_pages: int | None
+
+
 class PageSchema(Schema):
-    """The base of every list envelope (`page_schema`), by which a blueprint knows a page."""
+    """The base of every list envelope (`page_schema`), by which a blueprint knows a page.
+
+    It dumps an offset page or a keyset page (`KeysetBody`) with its own envelope, and the
+    OpenAPI document shows it as either (`documented_as`).
+    """
+
+    offset: type[Schema]
+    keyset: type[Schema]
+
+    def dump(self, obj, *, many=None):
+        return (self.keyset if isinstance(obj, KeysetBody) else self.offset)().dump(obj)
+
+
+_TOTALS = {
+    "totalPages": fields.Integer(
+        attribute="total_pages", metadata={"description": "Left out with `count=none`."}
+    ),
+    "totalResults": fields.Integer(
+        attribute="total_results", metadata={"description": "Left out with `count=none`."}
+    ),
+}
 
 
 def page_schema(item_schema: type[Schema]) -> type[PageSchema]:
-    """The list envelope around `item_schema`, named after it for the OpenAPI document."""
-    name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
-    return PageSchema.from_dict(
+    """The list envelopes around `item_schema`, named after it for the OpenAPI document."""
+    name = item_schema.__name__.removesuffix("Schema")
+    results = fields.List(fields.Nested(item_schema), required=True)
+    offset = _Envelope.from_dict(
         {
-            "results": fields.List(fields.Nested(item_schema), required=True),
+            "results": results,
             "page": fields.Integer(required=True),
             "limit": fields.Integer(required=True),
-            "totalPages": fields.Integer(attribute="total_pages", required=True),
-            "totalResults": fields.Integer(attribute="total_results", required=True),
+            **_TOTALS,
         },
-        name=name,
+        name=f"{name}PageSchema",
+    )
+    keyset = _Envelope.from_dict(
+        {
+            "results": results,
+            "limit": fields.Integer(required=True),
+            "nextCursor": fields.String(
+                attribute="next_cursor",
+                required=True,
+                allow_none=True,
+                metadata={"description": "The next page's `cursor`; null on the last page."},
+            ),
+            **_TOTALS,
+        },
+        name=f"{name}KeysetPageSchema",
+    )
+    return type(
+        f"{name}ListSchema",
+        (PageSchema,),
+        {"offset": offset, "keyset": keyset, "documented_as": {"oneOf": [offset, keyset]}},
     )

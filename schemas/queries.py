@@ -13,6 +13,7 @@ from repositories.bot_requests import BotRequestQuery
 from repositories.bots import BotQuery
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
 from repositories.usage import UsageSummaryQuery
+from schemas.cursors import CursorField
 from schemas.fields import (
     CommaSeparatedIds,
     ObjectIdString,
@@ -29,7 +30,14 @@ MAX_OFFSET = 10_000_000
 
 def _built(query_type, schema: Schema, data: dict):
     """The repository's query, from every field of the schema by name, given or not: a field
-    that either side renames fails every load, not only those that give the parameter."""
+    that either side renames fails every load, not only those that give the parameter.
+
+    A keyset cursor becomes its position once it is known to be made for this order."""
+    cursor = data.get("cursor")
+    if cursor is not None:
+        if cursor.sort != data["sort"]:
+            raise ValidationError({"cursor": ["Made for another sortBy: start again."]})
+        data = {**data, "cursor": cursor.resume}
     return query_type(**{name: data.get(name) for name in schema.load_fields})
 
 
@@ -46,10 +54,11 @@ class NoQuery(Schema):
 
 
 class PageQuery(NoQuery):
+    # No default in the document: a generated client would then send `page=1` on every
+    # request, keyset ones included, which take no page.
     page = QueryInteger(
-        load_default=1,
         validate=Range(min=1),
-        metadata={"description": "Page number, from 1."},
+        metadata={"description": "Page number, from 1 (the first when not given)."},
     )
     limit = QueryInteger(
         load_default=10,
@@ -66,9 +75,35 @@ class PageQuery(NoQuery):
         known = {field.data_key or name for name, field in self.load_fields.items()}
         return {key: value for key, value in data.items() if value != "" or key not in known}
 
+    pagination = QueryText(
+        validate=OneOf(["offset", "keyset"]),
+        metadata={
+            "description": "`offset` (the default): numbered pages. `keyset`: pages that follow "
+            "`nextCursor`, each for the cost of the first, whatever its depth."
+        },
+    )
+    cursor = CursorField(
+        metadata={
+            "description": "A keyset page's `nextCursor`: the page after it (implies "
+            "`pagination=keyset`). Repeat the other parameters with it, as `Link: next` does."
+        },
+    )
+    count = QueryText(
+        validate=OneOf(["exact", "none"]),
+        metadata={
+            "description": "`exact`: the totals and `last` link (the default of offset pages). "
+            "`none`: no count is run, and they are left out (the default of keyset pages)."
+        },
+    )
+
     @validates_schema
-    def bound_offset(self, data, **kwargs):
-        if (data["page"] - 1) * data["limit"] > MAX_OFFSET:
+    def one_way_of_paging(self, data, **kwargs):
+        keyset = data.get("pagination") == "keyset" or data.get("cursor") is not None
+        if keyset and "page" in data:
+            raise ValidationError("Keyset pages have no number: leave out page.", "page")
+        if data.get("cursor") is not None and data.get("pagination") == "offset":
+            raise ValidationError("Offset pages take no cursor.", "cursor")
+        if not keyset and (data.get("page", 1) - 1) * data["limit"] > MAX_OFFSET:
             raise ValidationError(f"(page - 1) * limit must not exceed {MAX_OFFSET}.", "page")
 
 

@@ -21,6 +21,8 @@ from marshmallow import fields
 from swagger_ui_bundle import swagger_ui_path
 
 from access.authentication import auth
+from schemas.cursors import MAX_LENGTH as CURSOR_LENGTH
+from schemas.cursors import CursorField
 from schemas.fields import (
     BsonNumber,
     CommaSeparatedIds,
@@ -76,10 +78,12 @@ _FIELD_TYPES = (
     (BsonNumber, "number", None),
     (CommaSeparatedIds, "string", None),
     (SortBy, "string", None),
+    (CursorField, "string", None),
 )
 
 _CONSTRAINTS = (
     (ObjectIdString, {"pattern": f"^{_ID}$"}),
+    (CursorField, {"maxLength": CURSOR_LENGTH, "pattern": "^[A-Za-z0-9_-]+$"}),
     (StoredId, {"description": "Usually 24 lowercase hexadecimal characters (an ObjectId)."}),
     (CommaSeparatedIds, {"pattern": f"^{_ID}(,{_ID}){{0,{CommaSeparatedIds.MAX_IDS - 1}}}$"}),
     (
@@ -122,7 +126,9 @@ _HEADERS = {
     "LINK": _header(
         "Links to the `first`, `prev`, `next` and `last` pages (RFC 8288, as GitHub sends "
         "them): this request's URL with only `page` changed. `prev` is absent on page 1, "
-        "`next` on the last page and beyond, `last` when nothing matches.",
+        "`next` on the last page and beyond, `last` when nothing matches or nothing was "
+        "counted (`count=none`). Keyset pages have `first` (without `cursor`) and, while "
+        "there is a next page, `next` (with its `cursor`).",
         type="string",
     ),
 }

@@ -224,7 +224,11 @@ def test_paging_parameters_have_ranges_and_defaults(document):
             "minimum": 1,
             "maximum": 100,
         }
-        assert parameters["page"]["schema"] == {"type": "integer", "default": 1, "minimum": 1}
+        # No default: a generated client would send it with keyset pages, which take none.
+        assert parameters["page"]["schema"] == {"type": "integer", "minimum": 1}
+        assert parameters["cursor"]["schema"]["maxLength"] == 512
+        assert parameters["count"]["schema"]["enum"] == ["exact", "none"]
+        assert parameters["pagination"]["schema"]["enum"] == ["offset", "keyset"]
 
 
 def test_query_fields_are_documented_in_their_query_syntax(document):

@@ -394,3 +394,21 @@ def test_service_unavailable_is_declared_where_the_database_is_asked(
     finally:
         app.extensions["mongo"].close()
     assert unavailable == _declaring(document_file, "503") == OPERATIONS.keys() - {"getLiveness"}
+
+
+def test_a_generated_client_follows_next_cursor(generated, base_url, scene):
+    """Keyset pages parse into their own model, and `next_cursor` leads to the next one."""
+    UNSET = importlib.import_module(f"{generated.__name__}.types").UNSET
+    client = _client(generated, base_url, scene["tokens"]["member"])
+    operation = _operation(generated, "listBotRequests")
+    keyset = _model(generated, "ListBotRequestsPagination").KEYSET
+    offset = operation.sync(client=client, limit=100)
+    ids, cursor = [], None
+    while True:
+        page = operation.sync(client=client, pagination=keyset, limit=1, cursor=cursor or UNSET)
+        assert type(page) is _model(generated, "BotRequestKeysetPage")
+        ids += [request.id for request in page.results]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert ids == [request.id for request in offset.results] and len(ids) == 3

@@ -1,0 +1,86 @@
+"""Keyset cursors (contract 7.4): opaque, URL-safe, bound to their endpoint and `sortBy`.
+
+A cursor is the BSON of where the next page resumes (the last item's sort values and id, in
+the walk or its tail), beside the endpoint and the order it was made for, in base64url. It is
+not signed: it holds nothing the caller did not just receive, and whatever it says is only
+a position, every query keeping the caller's visibility. So a forged cursor can move a walk,
+never widen it; a cursor that does not decode to a position of this endpoint and order is a
+400 naming `cursor`.
+"""
+
+import base64
+import binascii
+from dataclasses import dataclass
+
+import bson
+from flask import request
+from marshmallow import ValidationError, fields
+
+from repositories.keyset import TAIL, WALK, Position, Resume, Unplaceable, bracket
+
+MAX_LENGTH = 512
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A decoded cursor: the order it was made for, and where it resumes."""
+
+    sort: list[tuple[str, int]]
+    resume: Resume
+
+
+def encode(resume: Resume, sort: list[tuple[str, int]]) -> str:
+    document = {
+        "e": request.endpoint,
+        "s": [[field, direction] for field, direction in sort],
+        "p": resume.phase,
+        "v": list(resume.position.values),
+    }
+    return base64.urlsafe_b64encode(bson.encode(document)).decode("ascii").rstrip("=")
+
+
+def _decode(text: str) -> dict:
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        return bson.decode(raw)
+    except (binascii.Error, ValueError, bson.errors.BSONError) as error:
+        raise ValidationError("Not a cursor this service made.") from error
+
+
+class CursorField(fields.Field):
+    default_error_messages = {"invalid": "Not a cursor this service made."}
+
+    def _deserialize(self, value, attr, data, **kwargs) -> Cursor:
+        if not isinstance(value, str) or len(value) > MAX_LENGTH or not value.isascii():
+            raise self.make_error("invalid")
+        document = _decode(value)
+        if set(document) != {"e", "s", "p", "v"} or document["p"] not in (WALK, TAIL):
+            raise self.make_error("invalid")
+        if document["e"] != request.endpoint:
+            raise ValidationError("Made for another list: start again without a cursor.")
+        sort, values = document["s"], document["v"]
+        if not (
+            isinstance(sort, list)
+            and all(_sort_term(term) for term in sort)
+            and isinstance(values, list)
+            and len(values) == len(sort) + 1
+        ):
+            raise self.make_error("invalid")
+        placed = values if document["p"] == WALK else values[-1:]
+        try:
+            for value in placed:
+                bracket(value)
+        except Unplaceable as error:
+            raise self.make_error("invalid") from error
+        position = Position(tuple(values))
+        return Cursor([tuple(term) for term in sort], Resume(document["p"], position))
+
+
+def _sort_term(term) -> bool:
+    return (
+        isinstance(term, list)
+        and len(term) == 2
+        and isinstance(term[0], str)
+        and term[1] in (1, -1)
+        and not isinstance(term[1], bool)
+    )
