@@ -18,3 +18,13 @@ class NotFound(DomainError):
 
 class Forbidden(DomainError):
     status = 403
+
+
+class InvalidParameter(DomainError):
+    """A parameter that parsed, but that the data refuses (a cursor whose item is gone)."""
+
+    status = 400
+
+    def __init__(self, parameter: str, message: str):
+        super().__init__(message)
+        self.parameter = parameter

@@ -112,10 +112,14 @@ class Position:
 
 @dataclass(frozen=True)
 class Resume:
-    """Where a keyset page resumes: after `position`, in the walk or in its tail."""
+    """Where a keyset page resumes: after `position`, in the walk or in its tail.
+
+    A position too long for a cursor (a long name) travels as its item's id, the `anchor`,
+    and is read back from that item (`keyset_pages`)."""
 
     phase: str
-    position: Position
+    position: Position | None
+    anchor: object = None
 
 
 def _walkable(field: str) -> dict:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 from pymongo.collection import Collection
 
+from access.exceptions import InvalidParameter
 from access.policy import Visibility
 from repositories.filters import combine, disjoint_filters
 from repositories.keyset import TAIL, WALK, Position, Resume, tail_parts, walk_blocks
-from repositories.paging import count, documents, sort_order
+from repositories.paging import count, documents, get_one, sort_order
 from repositories.query_pool import submit
 
 
@@ -79,6 +80,16 @@ def _in_order(collection: Collection, keys: list, order: dict, want: int) -> lis
     return ordered
 
 
+def _anchored(collection, visibility: Visibility, resume: Resume, order: dict) -> Resume:
+    """The position of the item a cursor names by id, if the caller may still see it."""
+    key = get_one(
+        collection, visibility, {"_id": resume.anchor}, [{"$project": dict.fromkeys(order, 1)}]
+    )
+    if key is None:
+        raise InvalidParameter("cursor", "Its page's last item is gone: start again.")
+    return Resume(resume.phase, Position.of(key, order))
+
+
 def fetch_keyset_page(
     collection: Collection,
     visibility: Visibility,
@@ -93,6 +104,9 @@ def fetch_keyset_page(
     if visibility.is_empty:
         return KeysetPage([], limit, None, 0 if keyset.counted else None)
     order = sort_order(sort)
+    if keyset.resume is not None and keyset.resume.position is None:
+        keyset = Keyset(resume=_anchored(collection, visibility, keyset.resume, order),
+                        counted=keyset.counted)  # fmt: skip
     matches = disjoint_filters(visibility, filters, narrow)
     counts = [submit(count, collection, match) for match in matches] if keyset.counted else []
     want = limit + 1

@@ -30,12 +30,21 @@ class Cursor:
 
 
 def encode(resume: Resume, sort: list[tuple[str, int]]) -> str:
+    """The position's values; past MAX_LENGTH (a long name), its item's id instead."""
     document = {
         "e": request.endpoint,
         "s": [[field, direction] for field, direction in sort],
         "p": resume.phase,
         "v": list(resume.position.values),
     }
+    text = _text(document)
+    if len(text) > MAX_LENGTH:
+        del document["v"]
+        text = _text({**document, "a": resume.position.values[-1]})
+    return text
+
+
+def _text(document: dict) -> str:
     return base64.urlsafe_b64encode(bson.encode(document)).decode("ascii").rstrip("=")
 
 
@@ -54,17 +63,18 @@ class CursorField(fields.Field):
         if not isinstance(value, str) or len(value) > MAX_LENGTH or not value.isascii():
             raise self.make_error("invalid")
         document = _decode(value)
-        if set(document) != {"e", "s", "p", "v"} or document["p"] not in (WALK, TAIL):
+        keys = set(document) - {"e", "s", "p"}
+        if keys not in ({"v"}, {"a"}) or document.get("p") not in (WALK, TAIL):
             raise self.make_error("invalid")
-        if document["e"] != request.endpoint:
+        if document.get("e") != request.endpoint:
             raise ValidationError("Made for another list: start again without a cursor.")
-        sort, values = document["s"], document["v"]
-        if not (
-            isinstance(sort, list)
-            and all(_sort_term(term) for term in sort)
-            and isinstance(values, list)
-            and len(values) == len(sort) + 1
-        ):
+        sort, values = document.get("s"), document.get("v")
+        if not (isinstance(sort, list) and all(_sort_term(term) for term in sort)):
+            raise self.make_error("invalid")
+        sort = [tuple(term) for term in sort]
+        if "a" in document:
+            return Cursor(sort, Resume(document["p"], None, anchor=document["a"]))
+        if not (isinstance(values, list) and len(values) == len(sort) + 1):
             raise self.make_error("invalid")
         placed = values if document["p"] == WALK else values[-1:]
         try:
@@ -72,8 +82,7 @@ class CursorField(fields.Field):
                 bracket(value)
         except Unplaceable as error:
             raise self.make_error("invalid") from error
-        position = Position(tuple(values))
-        return Cursor([tuple(term) for term in sort], Resume(document["p"], position))
+        return Cursor(sort, Resume(document["p"], Position(tuple(values))))
 
 
 def _sort_term(term) -> bool:

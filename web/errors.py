@@ -14,7 +14,7 @@ from flask import Flask, Response, json
 from pymongo.errors import PyMongoError
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
-from access.exceptions import DomainError
+from access.exceptions import DomainError, InvalidParameter
 from runtime import database
 from runtime.admission import DatabaseBusy
 from schemas.common import ErrorSchema
@@ -98,6 +98,8 @@ def http_error(error: HTTPException) -> Response:
 
 
 def _domain_error(error: DomainError) -> Response:
+    if isinstance(error, InvalidParameter):
+        return json_error(400, status_message(400), {error.parameter: [error.message]})
     return json_error(error.status, error.message)
 
 

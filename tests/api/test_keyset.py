@@ -173,3 +173,28 @@ def test_a_forged_cursor_moves_a_walk_but_never_widens_it(client, scene, world):
 def test_bad_paging_modes_are_400(client, scene, query):
     response = _get(client, scene["token"], f"/v1/bots/?{query}")
     assert_bad_parameters(response, query.partition("=")[0])
+
+
+def test_a_long_name_keeps_the_cursor_short_and_the_walk_exact(client, world):
+    """A position too long for 512 characters travels as its item's id."""
+    token = world.token(user=world.user("Ada"))
+    for number in range(5):
+        world.bot(f"long-{number}", name=f"{number}" + "n" * 700)
+    expected = _offset_ids(client, token, "/v1/bots/", "")
+    url, ids = "/v1/bots/?pagination=keyset&limit=2", []
+    while url:
+        response = _get(client, token, url)
+        body = response.get_json()
+        assert body["nextCursor"] is None or len(body["nextCursor"]) <= 512
+        ids += [bot["id"] for bot in body["results"]]
+        url = _next(response)
+    assert ids == expected
+
+
+def test_a_cursor_whose_item_is_gone_is_a_400(client, world, db):
+    token = world.token(user=world.user("Ada"))
+    for number in range(3):
+        world.bot(f"long-{number}", name=f"{number}" + "n" * 700)
+    cursor = _get(client, token, "/v1/bots/?pagination=keyset&limit=1").get_json()["nextCursor"]
+    db.bots.delete_one({"slug": "long-0"})
+    assert_bad_parameters(_get(client, token, f"/v1/bots/?cursor={cursor}"), "cursor")
