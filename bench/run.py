@@ -42,13 +42,17 @@ import pymongo
 
 from access import policy
 from access.authentication import caller_for, hash_token
+from app import create_app
 from bench import dataset, servers
 from repositories.bot_requests import BotRequestQuery, BotRequestRepository
 from repositories.bots import BotQuery, BotRepository
 from repositories.indexes import ensure_indexes
+from repositories.keyset import WALK, Position, Resume
+from repositories.paging import sort_order
 from repositories.tokens import TokenRepository
 from repositories.usage import pipeline as usage_pipeline
 from runtime.config import settings_from_env
+from schemas import cursors
 
 RESULTS = servers.ROOT / "bench" / "results"
 VAR = servers.ROOT / "var" / "bench"
@@ -141,7 +145,50 @@ def endpoints(db) -> list[Endpoint]:
                      replace(newest, page=5000))),
         usage("bot"),
         usage("day"),
+        *depth_rows(db, heavy, newest),
     ]  # fmt: skip
+
+
+DEEP_PAGE = 5000  # the offset row's page: (5000 - 1) * 10 items into the heavy organization
+
+
+def depth_rows(db, heavy, newest: BotRequestQuery) -> list[Endpoint]:
+    """The heavy organization's requests read deep: keyset page 1 and a keyset page as deep as
+    the offset row's, beside it; and page 1 with and without its count."""
+    token = dataset.organization_token(0)
+    visibility = policy.organization(caller(db, token), heavy)
+    requests = BotRequestRepository(db)
+    path = f"/v1/organizations/{heavy}/requests/"
+    total = db.botrequests.count_documents({"organization": heavy})
+    # Not the walk's last page, which also asks every other BSON type and the tail.
+    depth = max(1, min((DEEP_PAGE - 1) * newest.limit, total - 10 * newest.limit))
+    keyset = replace(newest, pagination="keyset")
+    resume, cursor = deep_cursor(db, path, keyset, visibility, depth)
+    deep = replace(keyset, cursor=resume)
+
+    def row(name: str, query: str, paging: BotRequestQuery) -> Endpoint:
+        return Endpoint(name, f"{path}?{query}", token,
+                        lambda: requests.find_page(visibility, paging))  # fmt: skip
+
+    return [
+        row("keyset page 1", "pagination=keyset", keyset),
+        row(f"keyset deep ({depth} in)", f"cursor={cursor}", deep),
+        row("heavy page 1, count=exact", "count=exact", replace(newest, count="exact")),
+        row("heavy page 1, count=none", "count=none", replace(newest, count="none")),
+    ]
+
+
+def deep_cursor(db, path: str, keyset, visibility, depth: int):
+    """The resume position after the `depth`-th item, and its cursor as the API makes it."""
+    order = sort_order(keyset.sort)
+    [item] = db.botrequests.find(
+        visibility.as_filter(), dict.fromkeys(order, 1), sort=list(order.items()),
+        skip=depth - 1, limit=1,
+    )  # fmt: skip
+    resume = Resume(WALK, Position.of(item, order))
+    app = create_app({"TESTING": True, "MONGODB_DB": db.name}, mongo_client=db.client)
+    with app.test_request_context(path):
+        return resume, cursors.encode(resume, keyset.sort)
 
 
 def authentication(db, seconds: float, connections: int) -> dict:

@@ -127,6 +127,20 @@ def _walkable(field: str) -> dict:
     return {"$or": [{field: {**condition, **NOT_ARRAY}} for _, condition in _BRACKETS]}
 
 
+def tie_block(order: dict, position: Position) -> dict:
+    """Every item whose sort values equal the position's, whatever its `_id`: the one block
+    that holds the first blocks of `walk_blocks`, those of `_id` (`skip_ties`)."""
+    fields = list(order)
+    keys = fields[:-1]
+    equal = {field: {"$eq": position.values[i], **NOT_ARRAY} for i, field in enumerate(keys)}
+    return _block(keys, len(keys), equal)
+
+
+def skip_ties(order: dict, position: Position) -> int:
+    """How many of `walk_blocks`' first blocks range over `_id` alone."""
+    return len(later(position.values[-1], order["_id"]))
+
+
 def walk_blocks(order: dict, position: Position | None) -> list[dict]:
     """The walk's blocks after `position` (from its start when None), in order.
 

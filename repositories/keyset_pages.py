@@ -13,9 +13,21 @@ from pymongo.collection import Collection
 from access.exceptions import InvalidParameter
 from access.policy import Visibility
 from repositories.filters import combine, disjoint_filters
-from repositories.keyset import TAIL, WALK, Position, Resume, tail_parts, walk_blocks
+from repositories.keyset import (
+    TAIL,
+    WALK,
+    Position,
+    Resume,
+    skip_ties,
+    tail_parts,
+    tie_block,
+    walk_blocks,
+)
 from repositories.paging import count, documents, get_one, sort_order
 from repositories.query_pool import submit
+
+# Items read at most to find the ties of a position; past it, one block per `_id` type.
+TIES = 100
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,15 +61,36 @@ def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, wa
     in order, then, if the walk ends first, up to `want` of each part of the tail."""
     found = []
     if resume is None or resume.phase == WALK:
-        for block in walk_blocks(order, resume and resume.position):
-            found += [(WALK, key) for key in _read(collection, match, block, order, want)]
+        position = resume and resume.position
+        blocks = walk_blocks(order, position)
+        if position is not None:
+            ties = _ties_after(collection, match, order, position)
+            if ties is not None:
+                found += [(WALK, key) for key in ties]
+                blocks = blocks[skip_ties(order, position) :]
+        for block in blocks:
             if len(found) >= want:
-                return found[:want]
+                break
+            found += [(WALK, key) for key in _read(collection, match, block, order, want)]
+        if len(found) >= want:
+            return found[:want]
     by_id = {"_id": order["_id"]}
     position = resume.position if resume is not None and resume.phase == TAIL else None
     for part in tail_parts(order, position):
         found += [(TAIL, key) for key in _read(collection, match, part, by_id, want)]
     return found
+
+
+def _ties_after(collection, match: dict, order: dict, position: Position) -> list | None:
+    """The items tied with the position on every sort key that come after it, in one query
+    rather than one per BSON type an `_id` could have: the tie group, in the server's order,
+    cut after the position's own item (found by equality). None, to read the blocks one by
+    one, when the group is too large or the position's item is gone."""
+    group = _read(collection, match, tie_block(order, position), order, TIES)
+    ids = [key["_id"] for key in group]
+    if len(group) == TIES or position.values[-1] not in ids:
+        return None
+    return group[ids.index(position.values[-1]) + 1 :]
 
 
 def _in_order(collection: Collection, keys: list, order: dict, want: int) -> list:

@@ -13,6 +13,7 @@ import pytest
 from bson import Code, Regex, Timestamp
 
 from access.policy import Visibility
+from repositories import keyset_pages
 from repositories.keyset_pages import Keyset, fetch_keyset_page
 from repositories.paging import sort_order
 from tests.unit.test_page_queries import (
@@ -125,3 +126,28 @@ def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
         db.botrequests.insert_many(_requests(rng)[:2])
     kept = [id_ for id_ in seen if id_ in unchanged]
     assert sorted(kept) == sorted(unchanged) and len(set(kept)) == len(kept)
+
+
+@pytest.mark.parametrize("ties", [2, 100])
+def test_ties_are_read_at_once_or_block_by_block(db, monkeypatch, ties):
+    """Many items on one sort value: a tie group past TIES, or whose position's item is
+    deleted between pages, is read block by block instead, in the same order."""
+    monkeypatch.setattr(keyset_pages, "TIES", ties)
+    rng = random.Random(9)
+    requests = _requests(rng)
+    for request in requests:
+        request["createdAt"] = requests[rng.randrange(3)]["createdAt"]
+    db.botrequests.insert_many(requests)
+    visibility, sort = REQUEST_CASES[1], [("createdAt", -1)]
+    expected = _everything(db.botrequests, visibility, {}, sort)
+    assert _walk(db.botrequests, visibility, {}, sort, 3)[0] == expected
+    first = fetch_keyset_page(
+        db.botrequests, visibility, {}, sort=sort, limit=3,
+        keyset=Keyset(resume=None, counted=False),
+    )  # fmt: skip
+    db.botrequests.delete_one({"_id": first.results[-1]["_id"]})
+    rest = fetch_keyset_page(
+        db.botrequests, visibility, {}, sort=sort, limit=100,
+        keyset=Keyset(resume=first.next, counted=False),
+    )  # fmt: skip
+    assert [document["_id"] for document in rest.results] == expected[3:]
