@@ -8,8 +8,10 @@ later first key. A key "later" than a value is, again in order, a later value of
 type bracket (`$gt`/`$lt`, which compare within a bracket only) and then each later bracket
 in MongoDB's order of types. So each block is one plain indexed query, sorted and limited by
 the server, and a page reads blocks in order until it has `limit + 1` items: at most
-`limit + 1` index entries past the position, whatever its depth. Python only classifies a
-value into its bracket; every comparison is the server's.
+`limit + 1` index entries past the position, whatever its depth (the walk's last page also
+asks each remaining bracket, empty ranges on an index). Python only classifies a value into
+its bracket, and finds the position's own item among its ties by equality
+(`keyset_pages`); every comparison of order is the server's.
 
 Values that a range on an index cannot place where the sort does are left out of the walk: an
 array (the sort uses its smallest or largest element, a range matches any element), the

@@ -82,7 +82,19 @@ class CursorField(fields.Field):
                 bracket(value)
         except Unplaceable as error:
             raise self.make_error("invalid") from error
+        if not all(_literal(value) for value in values):
+            raise self.make_error("invalid")
         return Cursor(sort, Resume(document["p"], Position(tuple(values))))
+
+
+def _literal(value) -> bool:
+    """No operator hides in an object: a stored document holds no `$` field, and a server
+    may refuse one even where it is only compared."""
+    if isinstance(value, dict):
+        return all(not key.startswith("$") and _literal(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_literal(item) for item in value)
+    return True
 
 
 def _sort_term(term) -> bool:

@@ -134,6 +134,8 @@ def _a_cursor(client, scene, query: str = "") -> str:
         _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "up", "v": ["a", 1]}),
         _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "walk", "v": [[1], 1]}),
         _forged({"e": "bots.list_bots", "s": "name", "p": "walk", "v": ["a", 1]}),
+        _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "walk", "v": [{"$gt": 1}, 1]}),
+        _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "walk", "a": 1, "v": [1, 1]}),
     ],
 )
 def test_a_malformed_cursor_is_a_400_naming_it(client, scene, cursor):
