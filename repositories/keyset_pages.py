@@ -56,24 +56,21 @@ def _read(collection: Collection, match: dict, block: dict, order: dict, limit: 
     return list(collection.find(combine(match, block), projection, sort=sort, limit=limit))
 
 
-def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, want: int):
+def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, want: int,
+                 ties_read: bool):  # fmt: skip
     """(phase, keys) of at least the branch's first `want` items after `resume`: the walk's
-    in order, then, if the walk ends first, up to `want` of each part of the tail."""
+    in order, then, if the walk ends first, up to `want` of each part of the tail. With
+    `ties_read`, the position's ties are already read (`_ties_after`)."""
     found = []
     if resume is None or resume.phase == WALK:
         position = resume and resume.position
         blocks = walk_blocks(order, position)
-        if position is not None:
-            ties = _ties_after(collection, match, order, position)
-            if ties is not None:
-                found += [(WALK, key) for key in ties]
-                blocks = blocks[skip_ties(order, position) :]
+        if ties_read:
+            blocks = blocks[skip_ties(order, position) :]
         for block in blocks:
-            if len(found) >= want:
-                break
             found += [(WALK, key) for key in _read(collection, match, block, order, want)]
-        if len(found) >= want:
-            return found[:want]
+            if len(found) >= want:
+                return found[:want]
     by_id = {"_id": order["_id"]}
     position = resume.position if resume is not None and resume.phase == TAIL else None
     for part in tail_parts(order, position):
@@ -81,16 +78,24 @@ def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, wa
     return found
 
 
-def _ties_after(collection, match: dict, order: dict, position: Position) -> list | None:
+def _ties_after(collection, matches: list, order: dict, position: Position) -> list | None:
     """The items tied with the position on every sort key that come after it, in one query
-    rather than one per BSON type an `_id` could have: the tie group, in the server's order,
-    cut after the position's own item (found by equality). None, to read the blocks one by
-    one, when the group is too large or the position's item is gone."""
-    group = _read(collection, match, tie_block(order, position), order, TIES)
-    ids = [key["_id"] for key in group]
-    if len(group) == TIES or position.values[-1] not in ids:
+    per branch rather than one per BSON type an `_id` could have: the tie groups, in the
+    server's order, cut after the position's own item (found by equality). None, to read the
+    blocks one by one, when a group is too large or the position's item is gone."""
+    block = tie_block(order, position)
+    groups = [submit(_read, collection, match, block, order, TIES) for match in matches]
+    groups = [group.result() for group in groups]
+    keys = [key for group in groups for key in group]
+    if any(len(group) == TIES for group in groups):
         return None
-    return group[ids.index(position.values[-1]) + 1 :]
+    if len(groups) > 1:
+        walk = [(WALK, key) for key in keys]
+        keys = [key for _, key in _in_order(collection, walk, order, len(walk))]
+    ids = [key["_id"] for key in keys]
+    if position.values[-1] not in ids:
+        return None
+    return keys[ids.index(position.values[-1]) + 1 :]
 
 
 def _in_order(collection: Collection, keys: list, order: dict, want: int) -> list:
@@ -143,17 +148,21 @@ def fetch_keyset_page(
     matches = disjoint_filters(visibility, filters, narrow)
     counts = [submit(count, collection, match) for match in matches] if keyset.counted else []
     want = limit + 1
+    resume, ties = keyset.resume, None
+    if resume is not None and resume.phase == WALK:
+        ties = _ties_after(collection, matches, order, resume.position)
     branches = [
-        submit(_branch_keys, collection, match, order, keyset.resume, want) for match in matches
+        submit(_branch_keys, collection, match, order, resume, want, ties is not None)
+        for match in matches
     ]
-    keys = [key for branch in branches for key in branch.result()]
+    keys = [(WALK, key) for key in ties or ()]
+    keys += [key for branch in branches for key in branch.result()]
     if len(matches) > 1 or any(phase == TAIL for phase, _ in keys):
         keys = _in_order(collection, keys, order, want)
-    page, more = keys[:limit], len(keys) > limit
-    resume = None
-    if more:
+    page, following = keys[:limit], None
+    if len(keys) > limit:
         phase, last = page[-1]
-        resume = Resume(phase, Position.of(last, order))
+        following = Resume(phase, Position.of(last, order))
     results = documents(collection, [key["_id"] for _, key in page], joins)
     total = sum(future.result() for future in counts) if keyset.counted else None
-    return KeysetPage(results, limit, resume, total)
+    return KeysetPage(results, limit, following, total)

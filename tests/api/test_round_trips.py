@@ -18,6 +18,7 @@ import pytest
 from pymongo import monitoring
 
 from app import create_app
+from repositories import keyset_pages
 from repositories.indexes import ensure_indexes
 from tests.support.factories import World, bearer
 
@@ -242,3 +243,27 @@ def test_joins_run_after_the_page_is_cut(crowded, log, template):
         stages = [next(iter(stage)) for stage in command["pipeline"]]
         if "$lookup" in stages:
             assert "$limit" in stages and stages.index("$limit") < stages.index("$lookup"), stages
+
+
+def test_a_deep_keyset_page_reads_limit_plus_one_per_branch(monitored, log):
+    """Deep in a user's requests (two branches), every query past the cursor asks for at
+    most `limit + 1` entries (the position's tie group aside, at most TIES), runs no count
+    by default, and joins only the page's documents."""
+    db, test_client = monitored
+    scene = _scene(db)
+    _fill(scene["world"], scene, 300)
+    client = test_client()
+    url = "/v1/requests/?pagination=keyset&limit=10"
+    for _ in range(15):
+        url = client.get(url, headers=bearer(scene["token"])).get_json()["nextCursor"]
+        url = f"/v1/requests/?pagination=keyset&limit=10&cursor={url}"
+    commands = _warm_commands(client, log, url, scene["token"])
+
+    finds = [command for command in commands if "find" in command]
+    ties = [c for c in finds if "$eq" in str(c["filter"].get("createdAt"))]
+    assert finds and all(c["limit"] <= 11 for c in finds if c not in ties)
+    assert all(c["limit"] <= keyset_pages.TIES for c in ties)
+    assert not [c for c in commands if "count" in str(c.get("pipeline", ""))]
+    pages = [c for c in commands if c.get("aggregate") == "botrequests"]
+    [fetch] = [c for c in pages if "$lookup" in str(c["pipeline"])]
+    assert len(fetch["pipeline"][0]["$match"]["_id"]["$in"]) == 10
