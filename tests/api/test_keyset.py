@@ -38,7 +38,12 @@ def scene(world):
         world.bot_request(
             bot=None, created_by=rng.choice([ada, world.user("Bob")]), organization=acme
         )
-    return {"token": world.token(user=ada), "acme": str(acme)}
+    return {
+        "token": world.token(user=ada),
+        "acme": str(acme),
+        "organization": world.token(organization=acme),
+        "admin": world.token(user=world.user("Root", role="admin")),
+    }
 
 
 def _get(client, token, url: str):
@@ -85,6 +90,26 @@ def test_a_keyset_walk_gives_the_offset_order(client, scene, name, sort):
     assert expected
     for limit in (1, 4, 100):
         assert _keyset_walk(client, scene["token"], path, sort, limit) == expected
+
+
+@pytest.mark.parametrize(
+    ("caller", "name"),
+    [
+        ("organization", "bots"),
+        ("organization", "organization bots"),
+        ("organization", "organization requests"),
+        ("admin", "bots"),
+    ],
+)
+def test_every_caller_kind_walks_in_the_offset_order(client, scene, caller, name):
+    path = LISTS[name].format(acme=scene["acme"])
+    for sort in ("", "sortBy=updatedAt:desc,createdAt"):
+        if "bots" in name:
+            sort = sort.replace("updatedAt:desc,createdAt", "creditCost:desc,name")
+        expected = _offset_ids(client, scene[caller], path, sort)
+        assert expected
+        for limit in (1, 6):
+            assert _keyset_walk(client, scene[caller], path, sort, limit) == expected
 
 
 def test_count_exact_adds_the_totals_to_a_keyset_page(client, scene):
