@@ -129,6 +129,27 @@ def _walkable(field: str) -> dict:
     return {"$or": [{field: {**condition, **NOT_ARRAY}} for _, condition in _BRACKETS]}
 
 
+def in_tail(key: dict, order: dict) -> bool:
+    """Whether an item read belongs to the tail: a sort value the walk does not place."""
+    for field in list(order)[:-1]:
+        try:
+            bracket(key.get(field))
+        except Unplaceable:
+            return True
+    return False
+
+
+def relaxed(block: dict) -> dict:
+    """A walk block without what keeps the tail out: the array exclusions (`$not`) and the
+    conditions on free keys (`_read` in keyset_pages)."""
+    if "$and" in block:
+        block = block["$and"][0]
+    return {
+        field: {op: value for op, value in condition.items() if op != "$not"}
+        for field, condition in block.items()
+    }
+
+
 def tie_block(order: dict, position: Position) -> dict:
     """Every item whose sort values equal the position's, whatever its `_id`: the one block
     that holds the first blocks of `walk_blocks`, those of `_id` (`skip_ties`)."""

@@ -18,6 +18,8 @@ from repositories.keyset import (
     WALK,
     Position,
     Resume,
+    in_tail,
+    relaxed,
     skip_ties,
     tail_parts,
     tie_block,
@@ -50,10 +52,23 @@ class KeysetPage:
         return None if self.total_results is None else -(-self.total_results // self.limit)
 
 
-def _read(collection: Collection, match: dict, block: dict, order: dict, limit: int) -> list:
+def _find(collection: Collection, match: dict, block: dict, order: dict, limit: int) -> list:
     sort = list(order.items())
     projection = dict.fromkeys(order, 1)
     return list(collection.find(combine(match, block), projection, sort=sort, limit=limit))
+
+
+def _read(collection: Collection, match: dict, block: dict, order: dict, limit: int) -> list:
+    """A walk block's first `limit` items, asked first without what keeps the tail out.
+
+    The conditions that exclude arrays and the rare types (`$not`, `$type`, `$or`) keep an
+    engine from walking its index in order (the embedded one then sorts every match); where
+    no item read has a tail value, the plain block's first items are the block's first items,
+    and most data has none. Python only classifies the values it was sent."""
+    found = _find(collection, match, relaxed(block), order, limit)
+    if any(in_tail(key, order) for key in found):
+        return _find(collection, match, block, order, limit)
+    return found
 
 
 def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, want: int,
@@ -62,6 +77,12 @@ def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, wa
     in order, then, if the walk ends first, up to `want` of each part of the tail. With
     `ties_read`, the position's ties are already read (`_ties_after`)."""
     found = []
+    if resume is None:
+        # Most lists hold no tail value: their first items, asked plainly, start the walk.
+        found = [(WALK, key) for key in _find(collection, match, {}, order, want)]
+        if not any(in_tail(key, order) for _, key in found):
+            return found
+        found = []
     if resume is None or resume.phase == WALK:
         position = resume and resume.position
         blocks = walk_blocks(order, position)
@@ -74,7 +95,7 @@ def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, wa
     by_id = {"_id": order["_id"]}
     position = resume.position if resume is not None and resume.phase == TAIL else None
     for part in tail_parts(order, position):
-        found += [(TAIL, key) for key in _read(collection, match, part, by_id, want)]
+        found += [(TAIL, key) for key in _find(collection, match, part, by_id, want)]
     return found
 
 
