@@ -173,8 +173,8 @@ def depth_rows(db, heavy, newest: BotRequestQuery) -> list[Endpoint]:
     return [
         row("keyset page 1", "pagination=keyset", keyset),
         row(f"keyset deep ({depth} in)", f"cursor={cursor}", deep),
-        row("heavy page 1, count=exact", "count=exact", replace(newest, count="exact")),
-        row("heavy page 1, count=none", "count=none", replace(newest, count="none")),
+        row("heavy page 1 (count=exact)", "count=exact", replace(newest, count="exact")),
+        row("heavy page 1 (count=none)", "count=none", replace(newest, count="none")),
     ]
 
 
