@@ -172,20 +172,25 @@ def depth_rows(db, heavy, newest: BotRequestQuery) -> list[Endpoint]:
 
     return [
         row("keyset page 1", "pagination=keyset", keyset),
-        row(f"keyset deep ({depth} in)", f"cursor={cursor}", deep),
+        row(
+            f"keyset deep ({depth} in)", f"cursor={cursor}" if cursor else "pagination=keyset", deep
+        ),
         row("heavy page 1 (count=exact)", "count=exact", replace(newest, count="exact")),
         row("heavy page 1 (count=none)", "count=none", replace(newest, count="none")),
     ]
 
 
 def deep_cursor(db, path: str, keyset, visibility, depth: int):
-    """The resume position after the `depth`-th item, and its cursor as the API makes it."""
+    """The resume position after the `depth`-th item, and its cursor as the API makes it;
+    (None, None), page 1, in a data set too small to hold one."""
     order = sort_order(keyset.sort)
-    [item] = db.botrequests.find(
+    items = list(db.botrequests.find(
         visibility.as_filter(), dict.fromkeys(order, 1), sort=list(order.items()),
         skip=depth - 1, limit=1,
-    )  # fmt: skip
-    resume = Resume(WALK, Position.of(item, order))
+    ))  # fmt: skip
+    if not items:
+        return None, None
+    resume = Resume(WALK, Position.of(items[0], order))
     app = create_app({"TESTING": True, "MONGODB_DB": db.name}, mongo_client=db.client)
     with app.test_request_context(path):
         return resume, cursors.encode(resume, keyset.sort)
