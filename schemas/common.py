@@ -47,8 +47,12 @@ class PageSchema(Schema):
     offset: type[Schema]
     keyset: type[Schema]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._offset, self._keyset = self.offset(), self.keyset()
+
     def dump(self, obj, *, many=None):
-        return (self.keyset if isinstance(obj, KeysetBody) else self.offset)().dump(obj)
+        return (self._keyset if isinstance(obj, KeysetBody) else self._offset).dump(obj)
 
 
 _TOTALS = {
