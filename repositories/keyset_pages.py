@@ -25,7 +25,7 @@ from repositories.keyset import (
     tie_block,
     walk_blocks,
 )
-from repositories.paging import count, documents, get_one, sort_order
+from repositories.paging import count, documents, get_one, page_count, page_keys, sort_order
 from repositories.query_pool import submit
 
 # Items read at most to find the ties of a position; past it, one block per `_id` type.
@@ -49,13 +49,11 @@ class KeysetPage:
 
     @property
     def total_pages(self) -> int | None:
-        return None if self.total_results is None else -(-self.total_results // self.limit)
+        return page_count(self.total_results, self.limit)
 
 
 def _find(collection: Collection, match: dict, block: dict, order: dict, limit: int) -> list:
-    sort = list(order.items())
-    projection = dict.fromkeys(order, 1)
-    return list(collection.find(combine(match, block), projection, sort=sort, limit=limit))
+    return page_keys(collection, combine(match, block), order, 0, limit)
 
 
 def _read(collection: Collection, match: dict, block: dict, order: dict, limit: int) -> list:

@@ -76,7 +76,12 @@ class Page:
 
     @property
     def total_pages(self) -> int | None:
-        return None if self.total_results is None else -(-self.total_results // self.limit)
+        return page_count(self.total_results, self.limit)
+
+
+def page_count(total_results: int | None, limit: int) -> int | None:
+    """Pages of `limit` that `total_results` fill, the last one partly; None uncounted."""
+    return None if total_results is None else -(-total_results // limit)
 
 
 def sort_order(sort: list[tuple[str, int]]) -> dict:
@@ -102,7 +107,7 @@ def count(collection: Collection, match: dict) -> int:
     return collection.count_documents(match)
 
 
-def _page_keys(collection: Collection, match: dict, order: dict, skip: int, limit: int) -> list:
+def page_keys(collection: Collection, match: dict, order: dict, skip: int, limit: int) -> list:
     """`_id` and sort keys of the page, read from the index that serves filter and sort."""
     projection = dict.fromkeys(order, 1)
     cursor = collection.find(match, projection, sort=list(order.items()), skip=skip, limit=limit)
@@ -168,7 +173,7 @@ def fetch_page(
     matches = disjoint_filters(visibility, filters, narrow)
     counts = [submit(count, collection, match) for match in matches] if counted else []
     if len(matches) == 1:
-        keys = _page_keys(collection, matches[0], order, skip, limit)
+        keys = page_keys(collection, matches[0], order, skip, limit)
         results = documents(collection, [key["_id"] for key in keys], joins)
     else:
         results = _union_page(collection, matches, order, skip, limit, joins)
