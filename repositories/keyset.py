@@ -152,20 +152,16 @@ def relaxed(block: dict) -> dict:
 
 def tie_block(order: dict, position: Position) -> dict:
     """Every item whose sort values equal the position's, whatever its `_id`: the one block
-    that holds the first blocks of `walk_blocks`, those of `_id` (`skip_ties`)."""
+    that holds the first blocks of `walk_blocks`, those of `_id` (`ties_read`)."""
     fields = list(order)
     keys = fields[:-1]
     equal = {field: {"$eq": position.values[i], **NOT_ARRAY} for i, field in enumerate(keys)}
     return _block(keys, len(keys), equal)
 
 
-def skip_ties(order: dict, position: Position) -> int:
-    """How many of `walk_blocks`' first blocks range over `_id` alone."""
-    return len(later(position.values[-1], order["_id"]))
-
-
-def walk_blocks(order: dict, position: Position | None) -> list[dict]:
-    """The walk's blocks after `position` (from its start when None), in order.
+def walk_blocks(order: dict, position: Position | None, ties_read: bool = False) -> list[dict]:
+    """The walk's blocks after `position` (from its start when None), in order; with
+    `ties_read`, without those that range over `_id` alone (`tie_block` read them).
 
     In each block the key it ranges over is held to one bracket and the keys before it to
     their values; a key after it, free in the block, is held to the walk's brackets, so that
@@ -179,7 +175,8 @@ def walk_blocks(order: dict, position: Position | None) -> list[dict]:
             for condition in _brackets(order[keys[0]])
         ]
     blocks = []
-    for depth in range(len(fields) - 1, -1, -1):
+    deepest = len(keys) - 1 if ties_read else len(keys)  # `_id` is the last field
+    for depth in range(deepest, -1, -1):
         field, value = fields[depth], position.values[depth]
         equal = {fields[i]: {"$eq": position.values[i], **NOT_ARRAY} for i in range(depth)}
         for condition in later(value, order[field]):

@@ -20,7 +20,6 @@ from repositories.keyset import (
     Resume,
     in_tail,
     relaxed,
-    skip_ties,
     tail_parts,
     tie_block,
     walk_blocks,
@@ -83,10 +82,7 @@ def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, wa
         found = []
     if resume is None or resume.phase == WALK:
         position = resume and resume.position
-        blocks = walk_blocks(order, position)
-        if ties_read:
-            blocks = blocks[skip_ties(order, position) :]
-        for block in blocks:
+        for block in walk_blocks(order, position, ties_read):
             found += [(WALK, key) for key in _read(collection, match, block, order, want)]
             if len(found) >= want:
                 return found[:want]
