@@ -31,14 +31,6 @@ from repositories.query_pool import submit
 TIES = 100
 
 
-@dataclass(frozen=True, kw_only=True)
-class Keyset:
-    """A keyset request: `resume` is None for the first page; `counted` runs the counts."""
-
-    resume: Resume | None
-    counted: bool
-
-
 @dataclass(frozen=True)
 class KeysetPage:
     results: list[dict]
@@ -150,20 +142,21 @@ def fetch_keyset_page(
     *,
     sort: list[tuple[str, int]],
     limit: int,
-    keyset: Keyset,
+    resume: Resume | None,
+    counted: bool,
     joins: list[dict] = (),
     narrow: dict | None = None,
 ) -> KeysetPage:
+    """The page after `resume` (the first when None), and the exact total when `counted`."""
     if visibility.is_empty:
-        return KeysetPage([], limit, None, 0 if keyset.counted else None)
+        return KeysetPage([], limit, None, 0 if counted else None)
     order = sort_order(sort)
-    if keyset.resume is not None and keyset.resume.position is None:
-        keyset = Keyset(resume=_anchored(collection, visibility, keyset.resume, order),
-                        counted=keyset.counted)  # fmt: skip
+    if resume is not None and resume.position is None:
+        resume = _anchored(collection, visibility, resume, order)
     matches = disjoint_filters(visibility, filters, narrow)
-    counts = [submit(count, collection, match) for match in matches] if keyset.counted else []
+    counts = [submit(count, collection, match) for match in matches] if counted else []
     want = limit + 1
-    resume, ties = keyset.resume, None
+    ties = None
     if resume is not None and resume.phase == WALK:
         ties = _ties_after(collection, matches, order, resume.position)
     branches = [
@@ -179,5 +172,5 @@ def fetch_keyset_page(
         phase, last = page[-1]
         following = Resume(phase, Position.of(last, order))
     results = documents(collection, [key["_id"] for _, key in page], joins)
-    total = sum(future.result() for future in counts) if keyset.counted else None
+    total = sum(future.result() for future in counts) if counted else None
     return KeysetPage(results, limit, following, total)

@@ -3,7 +3,7 @@
 from pymongo.collection import Collection
 
 from access.policy import Visibility
-from repositories.keyset_pages import Keyset, KeysetPage, fetch_keyset_page
+from repositories.keyset_pages import KeysetPage, fetch_keyset_page
 from repositories.paging import Page, Paging, fetch_page
 
 
@@ -17,10 +17,9 @@ def fetch_list(
     narrow: dict | None = None,
 ) -> Page | KeysetPage:
     if query.keyset:
-        keyset = Keyset(resume=query.cursor, counted=query.counted)
         return fetch_keyset_page(
             collection, visibility, filters, sort=query.sort, limit=query.limit,
-            keyset=keyset, joins=joins, narrow=narrow,
+            resume=query.cursor, counted=query.counted, joins=joins, narrow=narrow,
         )  # fmt: skip
     return fetch_page(
         collection, visibility, filters, sort=query.sort, page=query.page or 1, limit=query.limit,

@@ -14,7 +14,7 @@ from bson import Code, Regex, Timestamp
 
 from access.policy import Visibility
 from repositories import keyset_pages
-from repositories.keyset_pages import Keyset, fetch_keyset_page
+from repositories.keyset_pages import fetch_keyset_page
 from repositories.paging import sort_order
 from tests.unit.test_page_queries import (
     BOT_CASES,
@@ -38,7 +38,8 @@ def _walk(collection, visibility, filters, sort, limit, counted=False) -> tuple[
             filters,
             sort=sort,
             limit=limit,
-            keyset=Keyset(resume=resume, counted=counted),
+            resume=resume,
+            counted=counted,
         )
         assert len(page.results) <= limit
         ids += [document["_id"] for document in page.results]
@@ -114,7 +115,7 @@ def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
     while True:
         page = fetch_keyset_page(
             db.botrequests, visibility, {}, sort=sort, limit=3,
-            keyset=Keyset(resume=resume, counted=False),
+            resume=resume, counted=False,
         )  # fmt: skip
         seen += [document["_id"] for document in page.results]
         if page.next is None:
@@ -143,11 +144,11 @@ def test_ties_are_read_at_once_or_block_by_block(db, monkeypatch, ties):
     assert _walk(db.botrequests, visibility, {}, sort, 3)[0] == expected
     first = fetch_keyset_page(
         db.botrequests, visibility, {}, sort=sort, limit=3,
-        keyset=Keyset(resume=None, counted=False),
+        resume=None, counted=False,
     )  # fmt: skip
     db.botrequests.delete_one({"_id": first.results[-1]["_id"]})
     rest = fetch_keyset_page(
         db.botrequests, visibility, {}, sort=sort, limit=100,
-        keyset=Keyset(resume=first.next, counted=False),
+        resume=first.next, counted=False,
     )  # fmt: skip
     assert [document["_id"] for document in rest.results] == expected[3:]
