@@ -20,11 +20,8 @@ def equals_ignoring_case(text: str) -> dict:
 
 
 def combine(*clauses: dict) -> dict:
-    """AND of the clauses, keys merged flat in order where they do not collide.
-
-    Flat and ordered matters to the embedded engine, which uses an index only for a filter
-    without top-level operators, and takes the first field it has an index for.
-    """
+    """AND of the clauses, keys merged flat in order where they do not collide (flat and
+    ordered: the module's docstring says why)."""
     merged: dict = {}
     for clause in clauses:
         if merged.keys() & clause.keys():

@@ -48,12 +48,12 @@ def _text(document: dict) -> str:
     return base64.urlsafe_b64encode(bson.encode(document)).decode("ascii").rstrip("=")
 
 
-def _decode(text: str) -> dict:
+def _decode(text: str) -> dict | None:
+    """The cursor's document, or None where the text is no base64url BSON."""
     try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-        return bson.decode(raw)
-    except (binascii.Error, ValueError, bson.errors.BSONError) as error:
-        raise ValidationError("Not a cursor this service made.") from error
+        return bson.decode(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (binascii.Error, ValueError, bson.errors.BSONError):
+        return None
 
 
 class CursorField(fields.Field):
@@ -63,6 +63,8 @@ class CursorField(fields.Field):
         if not isinstance(value, str) or len(value) > MAX_LENGTH or not value.isascii():
             raise self.make_error("invalid")
         document = _decode(value)
+        if document is None:
+            raise self.make_error("invalid")
         keys = set(document) - {"e", "s", "p"}
         if keys not in ({"v"}, {"a"}) or document.get("p") not in (WALK, TAIL):
             raise self.make_error("invalid")
