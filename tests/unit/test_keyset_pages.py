@@ -20,11 +20,11 @@ from tests.unit.test_page_queries import (
     BOT_CASES,
     BOT_SORTS,
     COSTS,
-    ODD_VALUES,
     ORGS,
     REQUEST_CASES,
     _bots,
     _requests,
+    odd_bots,
 )
 
 
@@ -83,13 +83,7 @@ def test_odd_values_walk_in_the_servers_order_and_the_tail_comes_last(wire_db, d
     """Values of every BSON type (and missing ones), twice each, through two branches, with
     a second sort key: the server's order, but for arrays, timestamps, regular expressions,
     JavaScript and binary data, which come last in `_id` order. mongomock cannot sort them."""
-    rng = random.Random(6)
-    documents = [
-        {"slug": f"odd-{n % 5}", "isPublic": rng.random() < 0.5, "organization": rng.choice(ORGS)}
-        | ({} if value == "missing" else {field: value})
-        for n, value in enumerate((ODD_VALUES + ["missing"]) * 2)
-    ]
-    wire_db.bots.insert_many(documents)
+    wire_db.bots.insert_many(odd_bots(6, field, slugs=5))
     visibility = Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:2]}})
     for sort in ([(field, direction)], [(field, direction), ("slug", -direction)]):
         order = sort_order(sort)

@@ -192,6 +192,21 @@ ODD_VALUES = [
 ]
 
 
+def odd_bots(seed: int, field: str, slugs: int) -> list[dict]:
+    """Bots with a value of every BSON type in `field`, and without it, twice each, public or
+    of an organization at random; `slugs` distinct slugs, repeated to make ties."""
+    rng = random.Random(seed)
+    return [
+        {
+            "slug": f"odd-{n % slugs}",
+            "isPublic": rng.random() < 0.5,
+            "organization": rng.choice(ORGS),
+        }
+        | ({} if value == "missing" else {field: value})
+        for n, value in enumerate((ODD_VALUES + ["missing"]) * 2)
+    ]
+
+
 @pytest.mark.parametrize("direction", [1, -1])
 @pytest.mark.parametrize("field", ["creditCost", "name"])
 def test_odd_values_merge_in_the_servers_order(wire_db, direction, field):
@@ -199,12 +214,7 @@ def test_odd_values_merge_in_the_servers_order(wire_db, direction, field):
     twice each, page by page: the order is the server's `find().sort()` on the union. The
     Python imitation this replaces raised on a signalling NaN (a 500) and ordered arrays,
     objects and binary otherwise than MongoDB. mongomock cannot sort them."""
-    rng = random.Random(5)
-    documents = [
-        {"slug": f"odd-{n}", "isPublic": rng.random() < 0.5, "organization": rng.choice(ORGS)}
-        | ({} if value == "missing" else {field: value})
-        for n, value in enumerate((ODD_VALUES + ["missing"]) * 2)
-    ]
+    documents = odd_bots(5, field, slugs=len(ODD_VALUES) * 3)
     wire_db.bots.insert_many(documents)
     visibility = Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:2]}})
     sort = [(field, direction)]
