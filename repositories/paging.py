@@ -60,11 +60,16 @@ class Paging:
 
     @property
     def keyset(self) -> bool:
-        return self.pagination == "keyset" or self.cursor is not None
+        return keyset_asked(self.pagination, self.cursor)
 
     @property
     def counted(self) -> bool:
         return self.count == "exact" if self.count else not self.keyset
+
+
+def keyset_asked(pagination: str | None, cursor) -> bool:
+    """Keyset paging is asked by name, or by a cursor, which only keyset pages give."""
+    return pagination == "keyset" or cursor is not None
 
 
 @dataclass(frozen=True)

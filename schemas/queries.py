@@ -12,6 +12,7 @@ from repositories import timestamps
 from repositories.bot_requests import BotRequestQuery
 from repositories.bots import BotQuery
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
+from repositories.paging import keyset_asked
 from repositories.usage import UsageSummaryQuery
 from schemas.cursors import CursorField
 from schemas.fields import (
@@ -98,7 +99,7 @@ class PageQuery(NoQuery):
 
     @validates_schema
     def one_way_of_paging(self, data, **kwargs):
-        keyset = data.get("pagination") == "keyset" or data.get("cursor") is not None
+        keyset = keyset_asked(data.get("pagination"), data.get("cursor"))
         if keyset and "page" in data:
             raise ValidationError("Keyset pages have no number: leave out page.", "page")
         if data.get("cursor") is not None and data.get("pagination") == "offset":
