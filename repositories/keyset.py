@@ -14,11 +14,11 @@ its bracket, and finds the position's own item among its ties by equality
 (`keyset_pages`); every comparison of order is the server's.
 
 Values that a range on an index cannot place where the sort does are left out of the walk: an
-array (the sort uses its smallest or largest element, a range matches any element), the
-rare types that no range can bound (a timestamp, a regular expression, JavaScript), and binary
-data (which MongoDB orders by length first, and not every engine's range does). A document
-with one of them in any sort key comes after the walk, in `_id` order, in the *tail*, and
-appears exactly once in a walk, at its end.
+array (the sort uses its smallest or largest element, a range matches any element), a regular
+expression (MongoDB refuses one in a range), JavaScript with a scope (a deprecated type) and
+binary data (which MongoDB orders by length first, and not every engine's range does: the
+embedded one compares the bytes first). A document with one of them in any sort key comes
+after the walk, in `_id` order, in the *tail*, and appears exactly once in a walk, at its end.
 """
 
 import datetime as dt
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
-from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId
+from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Timestamp
 
 NOT_ARRAY = {"$not": {"$type": "array"}}
 
@@ -41,9 +41,11 @@ _BRACKETS = (
     (ObjectId, {"$type": "objectId"}),
     (bool, {"$type": "bool"}),
     (dt.datetime, {"$type": "date"}),
+    (Timestamp, {"$type": "timestamp"}),
+    (Code, {"$type": "javascript"}),
     (MaxKey, {"$eq": MaxKey()}),
 )
-_NULL, _NUMBER = 1, 2
+_NULL, _NUMBER, _CODE = 1, 2, len(_BRACKETS) - 2
 _NO_RANGE = {0, _NULL, len(_BRACKETS) - 1}
 _ANY_NUMBER = {"$gte": -math.inf}  # every number but NaN, which sorts below them all
 
@@ -59,7 +61,10 @@ def bracket(value) -> int:
     """
     if isinstance(value, bool):
         return _BRACKETS.index((bool, {"$type": "bool"}))
-    if not isinstance(value, Code):
+    if isinstance(value, Code):
+        if value.scope is None:
+            return _CODE
+    else:
         for index, (kind, _) in enumerate(_BRACKETS):
             if isinstance(value, kind):
                 return index
@@ -83,7 +88,11 @@ def _later_in_bracket(value, direction: int) -> list[dict]:
         if direction == 1:
             return [{"$gt": value}]
         return [{"$lt": value, **_ANY_NUMBER}, {"$eq": math.nan}]
-    return [{"$gt" if direction == 1 else "$lt": value}]
+    ranged = {"$gt" if direction == 1 else "$lt": value}
+    if index == _CODE:
+        # Held to its type: the embedded engine's range over code also takes scoped code.
+        ranged |= _BRACKETS[_CODE][1]
+    return [ranged]
 
 
 def _brackets(direction: int, after: int | None = None) -> list[dict]:

@@ -18,6 +18,7 @@ from app import create_app
 from runtime import logs
 from tests.support.factories import World
 from tests.support.gunicorn_server import GunicornServer
+from tests.support import mongomock_types
 from tests.support.json_log import capture as json_log_capture
 from tests.support.openapi_check import ValidatingClient
 from tests.support.wire_server import WireServer
@@ -149,7 +150,9 @@ def pytest_configure(config):
     for them all (tests/deployment/test_env_file.py turns it back on).
 
     Every app's test client checks each response against the app's OpenAPI document
-    (tests/support/openapi_check.py)."""
+    (tests/support/openapi_check.py), and mongomock knows the BSON types the keyset walk
+    names (tests/support/mongomock_types.py)."""
     logs.configure()
     os.environ["FLASK_SKIP_DOTENV"] = "1"
     Flask.test_client_class = ValidatingClient
+    mongomock_types.teach()

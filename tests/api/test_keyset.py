@@ -161,6 +161,7 @@ def _a_cursor(client, scene, query: str = "") -> str:
         _forged({"e": "bots.list_bots", "s": "name", "p": "walk", "v": ["a", 1]}),
         _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "walk", "v": [{"$gt": 1}, 1]}),
         _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "walk", "a": 1, "v": [1, 1]}),
+        _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "walk", "v": [bson.Regex("a"), 1]}),
     ],
 )
 def test_a_malformed_cursor_is_a_400_naming_it(client, scene, cursor):
@@ -190,7 +191,13 @@ def test_a_cursor_is_bound_to_its_endpoint_and_sort(client, scene):
 def test_a_forged_cursor_moves_a_walk_but_never_widens_it(client, scene, world):
     """A position anywhere, even before everything: the page holds what the caller may see."""
     visible = set(_offset_ids(client, scene["token"], "/v1/bots/", ""))
-    for values in ([None, 0], ["", bson.ObjectId()], [bson.MinKey(), bson.MinKey()]):
+    for values in (
+        [None, 0],
+        ["", bson.ObjectId()],
+        [bson.MinKey(), bson.MinKey()],
+        [bson.Timestamp(1, 1), bson.ObjectId()],
+        [bson.Code("x"), bson.ObjectId()],
+    ):
         forged = _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "walk", "v": values})
         body = _get(client, scene["token"], f"/v1/bots/?cursor={forged}&limit=100").get_json()
         assert {bot["id"] for bot in body["results"]} <= visible

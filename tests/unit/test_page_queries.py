@@ -185,9 +185,13 @@ ODD_VALUES = [
     True,
     dt.datetime(1969, 12, 31),
     BASE,
+    Timestamp(2, 0),
+    Timestamp(1, 2),
     Timestamp(1, 1),
     Regex("a", "i"),
     Code("x"),
+    Code("a"),
+    Code("b", {"n": 1}),
     MaxKey(),
 ]
 
