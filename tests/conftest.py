@@ -16,9 +16,9 @@ from flask import Flask
 
 from app import create_app
 from runtime import logs
+from tests.support import mongomock_types
 from tests.support.factories import World
 from tests.support.gunicorn_server import GunicornServer
-from tests.support import mongomock_types
 from tests.support.json_log import capture as json_log_capture
 from tests.support.openapi_check import ValidatingClient
 from tests.support.wire_server import WireServer
