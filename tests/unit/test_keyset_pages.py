@@ -77,6 +77,11 @@ def test_request_walks_match_one_plain_query(db, visibility, sort):
         assert set(totals) == {len(expected)}
 
 
+def _tail_value(value) -> bool:
+    scoped = isinstance(value, Code) and value.scope is not None
+    return scoped or isinstance(value, list | Regex | bytes)
+
+
 @pytest.mark.parametrize("direction", [1, -1])
 @pytest.mark.parametrize("field", ["creditCost", "name"])
 def test_odd_values_walk_in_the_servers_order_and_the_tail_comes_last(wire_db, direction, field):
@@ -92,8 +97,7 @@ def test_odd_values_walk_in_the_servers_order_and_the_tail_comes_last(wire_db, d
         tail = {
             d["_id"]
             for d in wire_db.bots.find({"_id": {"$in": everything}})
-            if isinstance(d.get(field), list | Regex | bytes)
-            or isinstance(d.get(field), Code) and d[field].scope is not None
+            if _tail_value(d.get(field))
         }
         by_id = sorted(tail, reverse=order["_id"] == -1)
         expected = [id_ for id_ in everything if id_ not in tail] + by_id
