@@ -8,6 +8,7 @@ from webargs.flaskparser import FlaskParser
 from repositories.keyset_pages import KeysetPage
 from schemas import cursors
 from schemas.common import KeysetBody, PageSchema
+from schemas.selection import selected
 from web import links, openapi
 
 
@@ -34,7 +35,8 @@ class Blueprint(openapi.Blueprint):
         """flask-smorest's response; a page (`PageSchema`) also gets its `Link` header.
 
         Here the view's `Page`, with its totals, is at hand: no list view builds links. A
-        `KeysetPage` is sent with its cursor and the keyset links.
+        `KeysetPage` is sent with its cursor and the keyset links. The query's field
+        selection goes with the page to its dump.
         """
         if not (isinstance(schema, type) and issubclass(schema, PageSchema)):
             return super().response(status_code, schema, **kwargs)
@@ -44,18 +46,21 @@ class Blueprint(openapi.Blueprint):
         def decorator(func):
             @wraps(func)
             def with_links(*args, **kwargs):
-                page = func(*args, **kwargs)
+                page, query = func(*args, **kwargs), kwargs["query"]
                 if isinstance(page, KeysetPage):
-                    return _keyset_body(page, kwargs["query"].sort)
-                full = len(page.results) == page.limit
-                return page, {links.HEADER: links.header(page.page, page.total_pages, full)}
+                    body, headers = _keyset_body(page, query.sort)
+                else:
+                    full = len(page.results) == page.limit
+                    body = page
+                    headers = {links.HEADER: links.header(page.page, page.total_pages, full)}
+                return selected(body, query.fields), headers
 
             return dump(with_links)
 
         return decorator
 
 
-def _keyset_body(page: KeysetPage, sort: list) -> tuple:
+def _keyset_body(page: KeysetPage, sort: list) -> tuple[KeysetBody, dict]:
     """The keyset page as sent: its resume position made into the cursor of `next`."""
     cursor = None if page.next is None else cursors.encode(page.next, sort)
     body = KeysetBody(page.results, page.limit, cursor, page.total_results, page.total_pages)

@@ -7,7 +7,12 @@ from repositories.bot_requests import BotRequestRepository
 from runtime.database import get_db
 from schemas.bot_requests import BotRequestSchema
 from schemas.common import page_schema
-from schemas.queries import BotRequestListQuery, NoQuery, OrganizationBotRequestListQuery
+from schemas.queries import (
+    BotRequestItemQuery,
+    BotRequestListQuery,
+    OrganizationBotRequestListQuery,
+)
+from schemas.selection import selected
 
 blp = Blueprint(
     "bot_requests",
@@ -42,16 +47,16 @@ def list_bot_requests(query):
 @blp.doc(operationId="getBotRequest")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(NoQuery, location="query", as_kwargs=True)
+@blp.arguments(BotRequestItemQuery, location="query", as_kwargs=True)
 @blp.response(200, BotRequestSchema)
-def get_bot_request(bot_request_id):
+def get_bot_request(bot_request_id, fields=None):
     """Get one bot request the caller made or that one of its organizations holds.
 
     For user tokens only (an organization token gets 403). A request that does not exist or
     that the user may not see is a 404, as is a malformed id.
     """
     visibility = policy.bot_requests(current_caller())
-    return BotRequestRepository(get_db()).get(visibility, bot_request_id)
+    return selected(BotRequestRepository(get_db()).get(visibility, bot_request_id, fields), fields)
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/")
@@ -74,9 +79,9 @@ def list_organization_bot_requests(organization_id, query):
 @blp.doc(operationId="getOrganizationBotRequest")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(NoQuery, location="query", as_kwargs=True)
+@blp.arguments(BotRequestItemQuery, location="query", as_kwargs=True)
 @blp.response(200, BotRequestSchema)
-def get_organization_bot_request(organization_id, bot_request_id):
+def get_organization_bot_request(organization_id, bot_request_id, fields=None):
     """Get one of an organization's bot requests.
 
     For the organization's members (or the request's creator) and its own organization
@@ -84,4 +89,4 @@ def get_organization_bot_request(organization_id, bot_request_id):
     or a malformed id, is a 404.
     """
     visibility = policy.organization_bot_request(current_caller(), organization_id)
-    return BotRequestRepository(get_db()).get(visibility, bot_request_id)
+    return selected(BotRequestRepository(get_db()).get(visibility, bot_request_id, fields), fields)

@@ -12,7 +12,13 @@ from schemas.bots import (
     OrganizationBotSchema,
 )
 from schemas.common import page_schema
-from schemas.queries import BotListQuery, NoQuery, OrganizationBotListQuery
+from schemas.queries import (
+    BotItemQuery,
+    BotListQuery,
+    OrganizationBotItemQuery,
+    OrganizationBotListQuery,
+)
+from schemas.selection import check, selected
 
 blp = Blueprint(
     "bots",
@@ -43,19 +49,22 @@ def list_bots(query):
 @blp.doc(operationId="getBot")
 @blp.login_required
 @blp.error_responses(404)
-@blp.arguments(NoQuery, location="query", as_kwargs=True)
+@blp.arguments(BotItemQuery, location="query", as_kwargs=True)
 @blp.response(
     200,
     OneBotSchema,
     description="Admins get the detailed view (BotDetail); everyone else the public one (Bot).",
 )
-def get_bot(slug):
+def get_bot(slug, fields=None):
     """Get one bot by its slug.
 
     Any bot the caller could list, `custom=true` included; otherwise 404. Admins get the
-    detailed view (`BotDetail`), everyone else the public one (`Bot`).
+    detailed view (`BotDetail`), everyone else the public one (`Bot`); `fields` selects from
+    the caller's view.
     """
-    return BotRepository(get_db()).get(policy.bot(current_caller()), slug)
+    access = policy.bot(current_caller())
+    check(fields, OneBotSchema.views[access.detailed])
+    return selected(BotRepository(get_db()).get(access, slug, fields), fields)
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/")
@@ -78,13 +87,14 @@ def list_organization_bots(organization_id, query):
 @blp.doc(operationId="getOrganizationBot")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(NoQuery, location="query", as_kwargs=True)
+@blp.arguments(OrganizationBotItemQuery, location="query", as_kwargs=True)
 @blp.response(200, OrganizationBotSchema)
-def get_organization_bot(organization_id, slug):
+def get_organization_bot(organization_id, slug, fields=None):
     """Get one of an organization's bots, beside the organization.
 
     For the organization's members and its own organization token; anyone else gets 403.
     A bot that is not the organization's is a 404.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    return BotRepository(get_db()).get_with_organization(visibility, slug)
+    bot = BotRepository(get_db()).get_with_organization(visibility, slug, fields)
+    return selected(bot, fields)

@@ -14,25 +14,25 @@ from repositories.lists import fetch_list
 from repositories.paging import Page, Paging, get_one
 from repositories.stages import lookup_one
 
-_JOINS = [
-    *lookup_one("bot", "bots"),
-    *lookup_one("createdBy", "users"),
-    *lookup_one("organization", "organizations"),
-    {
-        "$project": {
-            "bot.creditCost": 1,
-            "bot.name": 1,
-            "bot.slug": 1,
-            "createdBy.name": 1,
-            "organization.name": 1,
-            "inputs": 1,
-            "ip": 1,
-            "response": 1,
-            "createdAt": 1,
-            "updatedAt": 1,
-        }
-    },
-]
+# The summaries (contract 3): the collection each reference names, and the fields shown.
+_SUMMARIES = {
+    "bot": ("bots", ("creditCost", "name", "slug")),
+    "createdBy": ("users", ("name",)),
+    "organization": ("organizations", ("name",)),
+}
+_OWN_FIELDS = ("inputs", "ip", "response", "createdAt", "updatedAt")
+
+
+def _joins(fields: frozenset[str] | None) -> list[dict]:
+    """The stages that give a request its selected fields (every field when None): a
+    reference that is not selected is not joined (contract 7.5)."""
+    stages, projection = [], {}
+    for field, (collection, shown) in _SUMMARIES.items():
+        if fields is None or field in fields:
+            stages += lookup_one(field, collection)
+            projection.update({f"{field}.{name}": 1 for name in shown})
+    projection.update({name: 1 for name in _OWN_FIELDS if fields is None or name in fields})
+    return [*stages, {"$project": projection or {"_id": 1}}]
 
 
 def stored_instant(moment: dt.datetime) -> dt.datetime:
@@ -54,6 +54,7 @@ class BotRequestQuery(Paging):
     created_from: dt.datetime | None = None
     created_to: dt.datetime | None = None
     created_by: ObjectId | None = None
+    fields: frozenset[str] | None = None
 
 
 class BotRequestRepository:
@@ -79,7 +80,8 @@ class BotRequestRepository:
             created["$lt"] = stored_instant(query.created_to)
         if created:
             filters["createdAt"] = created
-        return fetch_list(self._requests, visibility, filters, query, narrow=narrow, joins=_JOINS)
+        joins = _joins(query.fields)
+        return fetch_list(self._requests, visibility, filters, query, narrow=narrow, joins=joins)
 
     def _bots(self, slug: str | None, name: str | None) -> ObjectId | dict | None:
         """The bots that the slug and name filters leave, found first in one small lookup.
@@ -99,8 +101,10 @@ class BotRequestRepository:
             return ids[0]
         return {"$in": ids}
 
-    def get(self, visibility: Visibility, request_id: ObjectId) -> dict:
-        bot_request = get_one(self._requests, visibility, {"_id": request_id}, _JOINS)
+    def get(
+        self, visibility: Visibility, request_id: ObjectId, fields: frozenset[str] | None = None
+    ) -> dict:
+        bot_request = get_one(self._requests, visibility, {"_id": request_id}, _joins(fields))
         if bot_request is None:
             raise NotFound("No bot request with this id.")
         return bot_request

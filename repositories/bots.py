@@ -14,7 +14,19 @@ from repositories.paging import Page, Paging, get_one
 from repositories.stages import lookup_one
 
 PUBLIC_FIELDS = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
-_PROJECTION = {field: 1 for field in (*PUBLIC_FIELDS, "organization")}
+# The stored names of the fields a response renames.
+_STORED = {"id": "_id", "organizationId": "organization"}
+
+
+def _projection(fields: frozenset[str] | None, *also: str) -> dict:
+    """The stage that reads a selection's stored fields (contract 7.5), `also` besides;
+    with no selection, those of the lists' views."""
+    names = (*PUBLIC_FIELDS, "organization") if fields is None else map(_STORED.get, fields, fields)
+    return {"$project": dict.fromkeys([*names, *also], 1)}
+
+
+def _selects(fields: frozenset[str] | None, name: str) -> bool:
+    return fields is None or name in fields
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,6 +40,7 @@ class BotQuery(Paging):
     service_id: ObjectId | None = None
     service_slug: str | None = None
     service_directory: str | None = None
+    fields: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,7 @@ class BotRepository:
             narrow["service"] = services
         filters = {"name": contains(query.name)} if query.name else {}
         return fetch_list(
-            self._bots, visibility, filters, query, narrow=narrow, joins=[{"$project": _PROJECTION}]
+            self._bots, visibility, filters, query, narrow=narrow, joins=[_projection(query.fields)]
         )
 
     def _service_filter(self, name, service_id, slug, directory) -> dict | ObjectId | None:
@@ -75,17 +88,18 @@ class BotRepository:
             return service_id
         return {"$in": self._db.services.distinct("_id", criteria)}
 
-    def get(self, access: BotAccess, slug: str) -> OneBot:
+    def get(self, access: BotAccess, slug: str, fields: frozenset[str] | None = None) -> OneBot:
         if access.detailed:
-            return OneBot(self._detailed(access.visibility, slug), detailed=True)
-        return OneBot(self._one(access.visibility, slug, [{"$project": _PROJECTION}]), False)
+            return OneBot(self._detailed(access.visibility, slug, fields), detailed=True)
+        return OneBot(self._one(access.visibility, slug, [_projection(fields)]), False)
 
-    def _detailed(self, visibility: Visibility, slug: str) -> dict:
-        bot = self._one(
-            visibility,
-            slug,
-            [
-                *lookup_one("service", "services"),
+    def _detailed(self, visibility: Visibility, slug: str, fields: frozenset[str] | None) -> dict:
+        """The whole bot, or its selection, with its service and tags if they are selected."""
+        stages = [] if fields is None else [_projection(fields)]
+        if _selects(fields, "service"):
+            stages += lookup_one("service", "services")
+        if _selects(fields, "tags"):
+            stages.append(
                 {
                     "$lookup": {
                         "from": "tags",
@@ -93,19 +107,25 @@ class BotRepository:
                         "foreignField": "_id",
                         "as": "tagDocuments",
                     }
-                },
-            ],
-        )
-        by_id = {tag["_id"]: tag for tag in bot.pop("tagDocuments")}
-        bot["tags"] = [by_id[tag_id] for tag_id in bot.get("tags") or () if tag_id in by_id]
+                }
+            )
+        bot = self._one(visibility, slug, stages)
+        if "tagDocuments" in bot:
+            by_id = {tag["_id"]: tag for tag in bot.pop("tagDocuments")}
+            bot["tags"] = [by_id[tag_id] for tag_id in bot.get("tags") or () if tag_id in by_id]
         return bot
 
-    def get_with_organization(self, visibility: Visibility, slug: str) -> dict:
+    def get_with_organization(
+        self, visibility: Visibility, slug: str, fields: frozenset[str] | None = None
+    ) -> dict:
         """4.8: the bot beside the organization that owns it."""
         bot = self._one(
             visibility,
             slug,
-            [{"$project": _PROJECTION}, *lookup_one("organization", "organizations", "owner")],
+            [
+                _projection(fields, "organization"),
+                *lookup_one("organization", "organizations", "owner"),
+            ],
         )
         owner = bot.pop("owner", None)
         if owner is None:

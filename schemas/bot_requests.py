@@ -18,15 +18,11 @@ class NameSummarySchema(DocumentSchema):
 
 class BotRequestSchema(DocumentSchema):
     id = StoredId(attribute="_id", required=True)
-    bot = fields.Nested(BotSummarySchema, dump_default=None, required=True, allow_none=True)
-    createdBy = fields.Nested(NameSummarySchema, dump_default=None, required=True, allow_none=True)
-    organization = fields.Nested(
-        NameSummarySchema, dump_default=None, required=True, allow_none=True
-    )
-    inputs = BsonValue(dump_default=None, required=True, metadata=stored_as_is("an object"))
-    ip = fields.String(dump_default=None, required=True, allow_none=True)
-    response = BsonValue(
-        dump_default=None, required=True, metadata=stored_as_is("an object with a `message`")
-    )
-    createdAt = TimestampField(dump_default=None, required=True, metadata={"format": "date-time"})
-    updatedAt = TimestampField(dump_default=None, required=True, metadata={"format": "date-time"})
+    bot = fields.Nested(BotSummarySchema, dump_default=None, allow_none=True)
+    createdBy = fields.Nested(NameSummarySchema, dump_default=None, allow_none=True)
+    organization = fields.Nested(NameSummarySchema, dump_default=None, allow_none=True)
+    inputs = BsonValue(dump_default=None, metadata=stored_as_is("an object"))
+    ip = fields.String(dump_default=None, allow_none=True)
+    response = BsonValue(dump_default=None, metadata=stored_as_is("an object with a `message`"))
+    createdAt = TimestampField(dump_default=None, metadata={"format": "date-time"})
+    updatedAt = TimestampField(dump_default=None, metadata={"format": "date-time"})

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 from marshmallow import Schema, fields, post_dump
 
+from schemas.selection import Selected, keep
+
 
 class ErrorSchema(Schema):
     code = fields.Integer(required=True, metadata={"description": "The HTTP status."})
@@ -52,6 +54,10 @@ class PageSchema(Schema):
         self._offset, self._keyset = self.offset(), self.keyset()
 
     def dump(self, obj, *, many=None):
+        if isinstance(obj, Selected):
+            page = self.dump(obj.value)
+            page["results"] = [keep(item, obj.fields) for item in page["results"]]
+            return page
         return (self._keyset if isinstance(obj, KeysetBody) else self._offset).dump(obj)
 
 

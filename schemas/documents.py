@@ -7,10 +7,14 @@ missing-value default and the field's own `_serialize` are applied exactly as ma
 `Field.serialize` does. Any other object, or a field that needs marshmallow's reading
 (a dotted or `dict`-attribute key, a field that reads no attribute or reads it its own
 way), goes through marshmallow unchanged.
+
+A field selection (`Selected`, contract 7.5) dumps the item, then keeps the selected names.
 """
 
 from marshmallow import Schema, missing
 from marshmallow.fields import Field
+
+from schemas.selection import Selected, keep
 
 
 def _plain(name: str, field: Field) -> bool:
@@ -26,6 +30,11 @@ def _plain(name: str, field: Field) -> bool:
 
 
 class DocumentSchema(Schema):
+    def dump(self, obj, *, many=None):
+        if isinstance(obj, Selected):
+            return keep(super().dump(obj.value), obj.fields)
+        return super().dump(obj, many=many)
+
     def _document_fields(self) -> list | None:
         """(output key, document key, field) per field; None when one of them is not plain."""
         if not hasattr(self, "_plan"):

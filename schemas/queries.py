@@ -14,6 +14,8 @@ from repositories.bots import BotQuery
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
 from repositories.paging import keyset_asked
 from repositories.usage import UsageSummaryQuery
+from schemas.bot_requests import BotRequestSchema
+from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
 from schemas.cursors import CursorField
 from schemas.fields import (
     CommaSeparatedIds,
@@ -24,6 +26,7 @@ from schemas.fields import (
     QueryTimestamp,
     SortBy,
 )
+from schemas.selection import FieldSelection
 
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000_000
@@ -52,6 +55,24 @@ class NoQuery(Schema):
         unknown = RAISE
 
     error_messages = {"unknown": "Unknown parameter."}
+
+
+class BotRequestItemQuery(NoQuery):
+    """4.3 and 4.4: a field selection (contract 7.5)."""
+
+    fields = FieldSelection(BotRequestSchema)
+
+
+class BotItemQuery(NoQuery):
+    """4.7: the names of the admin view; a caller gets those of its own (blueprints/bots.py)."""
+
+    fields = FieldSelection(BotDetailSchema)
+
+
+class OrganizationBotItemQuery(NoQuery):
+    """4.8: a selection of the bot's fields."""
+
+    fields = FieldSelection(BotSchema)
 
 
 class PageQuery(NoQuery):
@@ -131,6 +152,7 @@ def _sort(attributes: tuple[str, ...], default: list[tuple[str, int]]):
 
 
 class BotRequestListQuery(PageQuery):
+    fields = FieldSelection(BotRequestSchema)
     name = _name()
     sort = _sort(REQUEST_SORTS, [("createdAt", -1)])
     bot = QueryText(metadata={"description": "A bot's slug: only requests of that bot."})
@@ -168,6 +190,7 @@ class OrganizationBotRequestListQuery(BotRequestListQuery):
 
 
 class OrganizationBotListQuery(PageQuery):
+    fields = FieldSelection(OrganizationBotListItemSchema)
     name = _name()
     tags = _tags()
     sort = _sort(BOT_SORTS, [("name", 1)])
@@ -178,6 +201,7 @@ class OrganizationBotListQuery(PageQuery):
 
 
 class BotListQuery(OrganizationBotListQuery):
+    fields = FieldSelection(BotSchema)
     custom = QueryBoolean(
         load_default=False,
         metadata={"description": "Only bots of the caller's organizations."},

@@ -32,6 +32,7 @@ from schemas.fields import (
     StoredId,
     TimestampField,
 )
+from schemas.selection import FieldSelection
 from web.caching import CACHE_CONTROL
 from web.errors import status_message
 from web.request_ids import HEADER as REQUEST_ID_HEADER
@@ -79,6 +80,7 @@ _FIELD_TYPES = (
     (CommaSeparatedIds, "string", None),
     (SortBy, "string", None),
     (CursorField, "string", None),
+    (FieldSelection, "string", None),
 )
 
 _CONSTRAINTS = (
@@ -281,7 +283,7 @@ def _missing_is_null(converter, field, ret: dict, **kwargs) -> dict:
 
 def _field_constraints(converter, field, **kwargs) -> dict:
     """apispec attribute function: what our fields check beyond their type."""
-    if isinstance(field, SortBy):
+    if isinstance(field, SortBy | FieldSelection):
         return {"pattern": field.pattern}
     for field_class, constraints in _CONSTRAINTS:
         if isinstance(field, field_class):

@@ -267,8 +267,9 @@ def test_one_bot_is_either_the_detailed_or_the_public_view(document):
     schema = document["paths"]["/v1/bots/{slug}/"]["get"]["responses"]["200"]["content"][
         "application/json"
     ]["schema"]
+    # Either may match a selection of public fields (contract 7.5): anyOf, not oneOf.
     assert schema == {
-        "oneOf": [
+        "anyOf": [
             {"$ref": "#/components/schemas/BotDetail"},
             {"$ref": "#/components/schemas/Bot"},
         ]
@@ -276,6 +277,26 @@ def test_one_bot_is_either_the_detailed_or_the_public_view(document):
     detail = document["components"]["schemas"]["BotDetail"]["properties"]
     assert {"isPublic", "service", "tags", "createdAt"} <= detail.keys()
     assert "isPublic" not in document["components"]["schemas"]["Bot"]["properties"]
+
+
+def test_every_endpoint_documents_its_field_selection(document):
+    """Contract 7.5: `fields` on the eight endpoints, its names those of the item's widest
+    view; an item requires only its `id`, which every selection holds."""
+    operations = [
+        item["get"]
+        for path, item in document["paths"].items()
+        if path.startswith("/v1/") and "usage" not in path
+    ]
+    assert len(operations) == 8
+    for operation in operations:
+        [fields] = [p for p in operation["parameters"] if p.get("name") == "fields"]
+        assert fields["in"] == "query" and "`id` always" in fields["description"]
+        assert re.fullmatch(fields["schema"]["pattern"], "id,name") or re.fullmatch(
+            fields["schema"]["pattern"], "id,ip"
+        ), operation["operationId"]
+    schemas = document["components"]["schemas"]
+    for name in ("BotRequest", "Bot", "BotDetail", "OrganizationBotListItem"):
+        assert schemas[name]["required"] == ["id"], name
 
 
 def test_probes_are_documented(document):

@@ -267,3 +267,68 @@ def test_a_deep_keyset_page_reads_limit_plus_one_per_branch(monitored, log):
     pages = [c for c in commands if c.get("aggregate") == "botrequests"]
     [fetch] = [c for c in pages if "$lookup" in str(c["pipeline"])]
     assert len(fetch["pipeline"][0]["$match"]["_id"]["$in"]) == 10
+
+
+def _stages(commands: list[dict], name: str) -> list:
+    """The `name` stages of the pipelines on bots and requests (not the caller's lookup)."""
+    return [
+        stage[name]
+        for command in commands
+        if command.get("aggregate") in ("bots", "botrequests")
+        for stage in command["pipeline"]
+        if name in stage
+    ]
+
+
+def _lookups(commands: list[dict]) -> list[str]:
+    return [lookup["from"] for lookup in _stages(commands, "$lookup")]
+
+
+def _projections(commands: list[dict]) -> list[dict]:
+    return _stages(commands, "$project")
+
+
+# path with its selection: (the collections joined, the fields projected)
+SELECTIONS = {
+    "/v1/requests/?fields=id,createdAt": ([], {"createdAt": 1}),
+    "/v1/requests/?fields=bot&pagination=keyset": (
+        ["bots"],
+        {"bot.creditCost": 1, "bot.name": 1, "bot.slug": 1},
+    ),
+    "/v1/organizations/{acme}/requests/{request}/?fields=ip,createdBy": (
+        ["users"],
+        {"createdBy.name": 1, "ip": 1},
+    ),
+    "/v1/bots/?fields=slug": ([], {"_id": 1, "slug": 1}),
+    "/v1/organizations/{acme}/bots/acme-bot/?fields=name": (
+        ["organizations"],
+        {"_id": 1, "name": 1, "organization": 1},
+    ),
+}
+
+
+@pytest.mark.parametrize("template", SELECTIONS)
+def test_a_selection_reaches_the_database(monitored, log, template):
+    """Contract 7.5: the pipeline projects only what is selected, and joins no reference
+    that is not selected."""
+    db, test_client = monitored
+    scene = _scene(db)
+    url = template.format(**scene)
+    commands = _warm_commands(test_client(), log, url, scene["token"])
+    joined, projected = SELECTIONS[template]
+    assert _lookups(commands) == joined
+    assert projected in _projections(commands)
+
+
+def test_the_admin_view_joins_what_is_selected(monitored, log):
+    db, test_client = monitored
+    scene = _scene(db)
+    admin = scene["world"].token(user=scene["world"].user("Root", role="admin"))
+    client = test_client()
+    for selection, joined in (("name", []), ("service", ["services"]), ("tags", ["tags"])):
+        commands = _warm_commands(client, log, f"/v1/bots/acme-bot/?fields={selection}", admin)
+        assert _lookups(commands) == joined, selection
+    assert _lookups(_warm_commands(client, log, "/v1/bots/acme-bot/", admin)) == [
+        "services",
+        "tags",
+    ]

@@ -42,6 +42,7 @@ GIVEN = {
     "groupBy": "day",
     "pagination": "offset",
     "count": "none",
+    "fields": "id",
 }
 # A cursor is made for one endpoint, so it is loaded in a request: tests/api/test_keyset.py.
 NEEDS_A_REQUEST = {"cursor"}

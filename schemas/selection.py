@@ -1,0 +1,78 @@
+"""Field selection (contract 7.5): the `fields` parameter, and an item dumped with only those.
+
+The selection is a set of an item's top-level names, `id` always among them; None (the
+parameter left out or empty) is every field. The repositories read and join only what is
+selected, so a field left out is never dumped as the null of a missing value: the dump keeps
+the selected names alone (`Selected`).
+"""
+
+from dataclasses import dataclass
+
+from marshmallow import Schema, ValidationError, fields
+
+from access.exceptions import InvalidParameter
+
+
+def names(item_schema: type[Schema]) -> tuple[str, ...]:
+    """The names an item of `item_schema` holds, in its order."""
+    return tuple(field.data_key or name for name, field in item_schema._declared_fields.items())
+
+
+class FieldSelection(fields.Field):
+    """`name[,name...]`, the names of one view's items, into a frozenset with `id`."""
+
+    def __init__(self, item_schema: type[Schema], **kwargs):
+        self.names = names(item_schema)
+        description = (
+            "Comma-separated fields of each item to return (`id` always is): "
+            f"{', '.join(self.names)}. A nested summary comes whole. Empty or left out: all."
+        )
+        super().__init__(metadata={"description": description}, **kwargs)
+
+    @property
+    def pattern(self) -> str:
+        """The accepted syntax as a regular expression, for the OpenAPI document."""
+        name = f"(?:{'|'.join(self.names)})"
+        return f"^(?:{name}(?:,{name})*)?$"
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, str):
+            raise ValidationError("Must be a comma-separated list of fields.")
+        if value == "":
+            return None
+        asked = value.split(",")
+        unknown = [name for name in asked if name not in self.names]
+        if unknown:
+            raise ValidationError(
+                f"No field {unknown[0][:40]!r} here; fields: {', '.join(self.names)}."
+            )
+        return frozenset({"id", *asked})
+
+
+def check(selection: frozenset[str] | None, item_schema: type[Schema]) -> None:
+    """A 400 naming `fields` for a name that the caller's view does not hold: the endpoint
+    accepts the names of its widest view (4.7's admin view), a caller gets its own."""
+    held = names(item_schema)
+    unknown = sorted((selection or set()) - set(held))
+    if unknown:
+        raise InvalidParameter(
+            "fields", f"No field {unknown[0]!r} in your view; fields: {', '.join(held)}."
+        )
+
+
+@dataclass(frozen=True)
+class Selected:
+    """What a view returns for a selection: the schemas that dump it keep the selected names
+    of each item (`keep`)."""
+
+    value: object
+    fields: frozenset[str]
+
+
+def selected(value, selection: frozenset[str] | None):
+    """`value` as a view returns it: wrapped in its selection, if there is one."""
+    return value if selection is None else Selected(value, selection)
+
+
+def keep(item: dict, selection: frozenset[str]) -> dict:
+    return {name: value for name, value in item.items() if name in selection}
