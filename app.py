@@ -11,7 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 import commands
 from access import authentication
-from blueprints import bot_requests, bots, health, usage
+from blueprints import bot_requests, bots, exports, health, usage
 from blueprints.converters import ObjectIdConverter
 from runtime import admission, database, logs
 from runtime.config import settings_from_env
@@ -85,6 +85,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     )
     api.register_blueprint(bots.blp)
     api.register_blueprint(bot_requests.blp)
+    api.register_blueprint(exports.blp)
     api.register_blueprint(usage.blp)
     api.register_blueprint(health.blp)
     rate_limits.init_app(app)

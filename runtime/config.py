@@ -153,6 +153,7 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "RATELIMIT_AUTH_FAILURES": _rate_limits(
             environ, "RATELIMIT_AUTH_FAILURES", "60 per minute", most=1
         ),
+        "RATELIMIT_EXPORT": _rate_limits(environ, "RATELIMIT_EXPORT", "30 per hour"),
         "TRUSTED_PROXIES": integer(environ, "TRUSTED_PROXIES", 0),
         "JWT_SECRET": _text(environ, "JWT_SECRET"),
         "JWT_PUBLIC_KEY": _text(environ, "JWT_PUBLIC_KEY"),

@@ -26,7 +26,7 @@ from schemas.fields import (
     QueryTimestamp,
     SortBy,
 )
-from schemas.selection import FieldSelection
+from schemas.selection import FieldSelection, names
 
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000_000
@@ -60,22 +60,33 @@ class NoQuery(Schema):
 class BotRequestItemQuery(NoQuery):
     """4.3 and 4.4: a field selection (contract 7.5)."""
 
-    fields = FieldSelection(BotRequestSchema)
+    fields = FieldSelection(names(BotRequestSchema))
 
 
 class BotItemQuery(NoQuery):
     """4.7: the names of the admin view; a caller gets those of its own (blueprints/bots.py)."""
 
-    fields = FieldSelection(BotDetailSchema)
+    fields = FieldSelection(names(BotDetailSchema))
 
 
 class OrganizationBotItemQuery(NoQuery):
     """4.8: a selection of the bot's fields."""
 
-    fields = FieldSelection(BotSchema)
+    fields = FieldSelection(names(BotSchema))
 
 
-class PageQuery(NoQuery):
+class EmptyIsUnset(NoQuery):
+    @pre_load
+    def drop_empty_values(self, data, **kwargs):
+        """An empty value (`name=`) means the parameter was not given.
+
+        Only for known parameters: an unknown one stays, to be refused even when empty.
+        """
+        known = {field.data_key or name for name, field in self.load_fields.items()}
+        return {key: value for key, value in data.items() if value != "" or key not in known}
+
+
+class PageQuery(EmptyIsUnset):
     # No default in the document: a generated client would then send `page=1` on every
     # request, keyset ones included, which take no page.
     page = QueryInteger(
@@ -87,15 +98,6 @@ class PageQuery(NoQuery):
         validate=Range(min=1, max=MAX_LIMIT),
         metadata={"description": f"Items per page, 1 to {MAX_LIMIT}."},
     )
-
-    @pre_load
-    def drop_empty_values(self, data, **kwargs):
-        """An empty value (`name=`) means the parameter was not given.
-
-        Only for known parameters: an unknown one stays, to be refused even when empty.
-        """
-        known = {field.data_key or name for name, field in self.load_fields.items()}
-        return {key: value for key, value in data.items() if value != "" or key not in known}
 
     pagination = QueryText(
         validate=OneOf(["offset", "keyset"]),
@@ -151,8 +153,9 @@ def _sort(attributes: tuple[str, ...], default: list[tuple[str, int]]):
     )
 
 
-class BotRequestListQuery(PageQuery):
-    fields = FieldSelection(BotRequestSchema)
+class RequestFilters(EmptyIsUnset):
+    """The filters and order of a request list (4.1, 4.2), which its export shares (7.6)."""
+
     name = _name()
     sort = _sort(REQUEST_SORTS, [("createdAt", -1)])
     bot = QueryText(metadata={"description": "A bot's slug: only requests of that bot."})
@@ -177,6 +180,10 @@ class BotRequestListQuery(PageQuery):
         if start is not None and end is not None and not start < end:
             raise ValidationError("Must be later than createdFrom.", "createdTo")
 
+
+class BotRequestListQuery(PageQuery, RequestFilters):
+    fields = FieldSelection(names(BotRequestSchema))
+
     @post_load
     def query(self, data, **kwargs) -> BotRequestQuery:
         return _built(BotRequestQuery, self, data)
@@ -190,7 +197,7 @@ class OrganizationBotRequestListQuery(BotRequestListQuery):
 
 
 class OrganizationBotListQuery(PageQuery):
-    fields = FieldSelection(OrganizationBotListItemSchema)
+    fields = FieldSelection(names(OrganizationBotListItemSchema))
     name = _name()
     tags = _tags()
     sort = _sort(BOT_SORTS, [("name", 1)])
@@ -201,7 +208,7 @@ class OrganizationBotListQuery(PageQuery):
 
 
 class BotListQuery(OrganizationBotListQuery):
-    fields = FieldSelection(BotSchema)
+    fields = FieldSelection(names(BotSchema))
     custom = QueryBoolean(
         load_default=False,
         metadata={"description": "Only bots of the caller's organizations."},
@@ -214,8 +221,22 @@ class BotListQuery(OrganizationBotListQuery):
     )
 
 
-USAGE_DAYS = 30
-MAX_USAGE_DAYS = 366
+PERIOD_DAYS = 30
+MAX_PERIOD_DAYS = 366
+
+
+def period(start, end, names: tuple[str, str]) -> tuple[dt.datetime, dt.datetime]:
+    """A period of usage (7.3) or of an export (7.6), `end` exclusive: by default the
+    PERIOD_DAYS before `end`, which is now; at most MAX_PERIOD_DAYS long. `names` are the
+    parameters' own, for the 400."""
+    end = end or timestamps.now()
+    start = start or end - min(dt.timedelta(days=PERIOD_DAYS), end - dt.datetime.min)
+    if not start < end:
+        raise ValidationError(f"Must be later than {names[0]}.", names[1])
+    if end - start > dt.timedelta(days=MAX_PERIOD_DAYS):
+        message = f"Must be at most {MAX_PERIOD_DAYS} days after {names[0]}."
+        raise ValidationError(message, names[1])
+    return start, end
 
 
 def _group_by(*groups: str):
@@ -234,26 +255,21 @@ class UsageQuery(NoQuery):
         data_key="from",
         metadata={
             "description": "Start of the period (inclusive): ISO 8601 with `Z` or an offset, or "
-            f"a date alone for midnight UTC. Default: {USAGE_DAYS} days before `to`."
+            f"a date alone for midnight UTC. Default: {PERIOD_DAYS} days before `to`."
         },
     )
     end = QueryTimestamp(
         data_key="to",
         metadata={
             "description": "End of the period (exclusive), written as `from`; later than "
-            f"`from`, and at most {MAX_USAGE_DAYS} days after it. Default: now."
+            f"`from`, and at most {MAX_PERIOD_DAYS} days after it. Default: now."
         },
     )
     group_by = _group_by("bot", "day")
 
     @post_load
     def period(self, data, **kwargs) -> UsageSummaryQuery:
-        end = data.get("end") or timestamps.now()
-        start = data.get("start") or end - min(dt.timedelta(days=USAGE_DAYS), end - dt.datetime.min)
-        if not start < end:
-            raise ValidationError("Must be later than from.", "to")
-        if end - start > dt.timedelta(days=MAX_USAGE_DAYS):
-            raise ValidationError(f"Must be at most {MAX_USAGE_DAYS} days after from.", "to")
+        start, end = period(data.get("start"), data.get("end"), ("from", "to"))
         return _built(UsageSummaryQuery, self, {**data, "start": start, "end": end})
 
 

@@ -19,11 +19,11 @@ def names(item_schema: type[Schema]) -> tuple[str, ...]:
 
 
 class FieldSelection(fields.Field):
-    """`name[,name...]`, the names of one view's items, into a frozenset with `id`."""
+    """`name[,name...]`, of the names `held`, into a frozenset with `id`."""
 
-    def __init__(self, item_schema: type[Schema], **kwargs):
-        self.names = names(item_schema)
-        description = (
+    def __init__(self, held, *, description: str | None = None, **kwargs):
+        self.names = tuple(held)
+        description = description or (
             "Comma-separated fields of each item to return (`id` always is): "
             f"{', '.join(self.names)}. A nested summary comes whole. Empty or left out: all."
         )
@@ -36,28 +36,36 @@ class FieldSelection(fields.Field):
         return f"^(?:{name}(?:,{name})*)?$"
 
     def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, str):
-            raise ValidationError("Must be a comma-separated list of fields.")
-        if value == "":
-            return None
-        asked = value.split(",")
-        unknown = [name for name in asked if name not in self.names]
-        if unknown:
-            raise ValidationError(
-                f"No field {unknown[0][:40]!r} here; fields: {', '.join(self.names)}."
-            )
-        return frozenset({"id", *asked})
+        return parse(value, self.names)
+
+
+def parse(value, held: tuple[str, ...]) -> frozenset[str] | None:
+    """A selection of the names `held`, with `id`; None for an empty value (all of them)."""
+    if not isinstance(value, str):
+        raise ValidationError("Must be a comma-separated list of fields.")
+    if value == "":
+        return None
+    asked = value.split(",")
+    unknown = [name for name in asked if name not in held]
+    if unknown:
+        raise ValidationError(f"No field {unknown[0][:40]!r} here; fields: {', '.join(held)}.")
+    return frozenset({"id", *asked})
+
+
+def outside(selection: frozenset[str] | None, held: tuple[str, ...]) -> str | None:
+    """Why a selection holds a name that `held` does not, if it does."""
+    unknown = sorted((selection or set()) - set(held))
+    if unknown:
+        return f"No field {unknown[0]!r} here; fields: {', '.join(held)}."
+    return None
 
 
 def check(selection: frozenset[str] | None, item_schema: type[Schema]) -> None:
     """A 400 naming `fields` for a name that the caller's view does not hold: the endpoint
     accepts the names of its widest view (4.7's admin view), a caller gets its own."""
-    held = names(item_schema)
-    unknown = sorted((selection or set()) - set(held))
-    if unknown:
-        raise InvalidParameter(
-            "fields", f"No field {unknown[0]!r} in your view; fields: {', '.join(held)}."
-        )
+    problem = outside(selection, names(item_schema))
+    if problem:
+        raise InvalidParameter("fields", problem)
 
 
 @dataclass(frozen=True)

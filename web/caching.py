@@ -11,7 +11,12 @@ CACHE_CONTROL = "private, no-cache"
 
 
 def _conditional(response: Response) -> Response:
-    if request.method in ("GET", "HEAD") and response.status_code == 200:
+    """A streamed body (a download) has no tag: it would have to be read whole first."""
+    if (
+        request.method in ("GET", "HEAD")
+        and response.status_code == 200
+        and not response.is_streamed
+    ):
         response.add_etag()
         response.make_conditional(request)
     response.headers["Cache-Control"] = CACHE_CONTROL

@@ -125,6 +125,9 @@ _HEADERS = {
     "RETRY_AFTER": _header("Seconds to wait before retrying.", type="integer"),
     "WWW_AUTHENTICATE": _header("The scheme to authenticate with: `Bearer`.", type="string"),
     "ALLOW": _header("The methods this path allows.", type="string"),
+    "CONTENT_DISPOSITION": _header(
+        "`attachment`, with a file name naming the scope and the period.", type="string"
+    ),
     "LINK": _header(
         "Links to the `first`, `prev`, `next` and `last` pages (RFC 8288, as GitHub sends "
         "them): this request's URL with only `page` changed. `prev` is absent on page 1, "
@@ -220,6 +223,17 @@ class Blueprint(flask_smorest.Blueprint):
         protected._apidoc = {**getattr(func, "_apidoc", {}), "authenticated": True}
         return protected
 
+    @staticmethod
+    def download(media_types, description: str):
+        """Document a 200 that is a file streamed in one of `media_types` (web/downloads.py):
+        no ETag, hence no 304."""
+
+        def decorator(func):
+            func._apidoc = {**getattr(func, "_apidoc", {}), "download": (media_types, description)}
+            return func
+
+        return decorator
+
     def error_responses(self, *statuses: int):
         """Document errors only the view knows it raises (403, 404) with the error body."""
 
@@ -232,13 +246,23 @@ class Blueprint(flask_smorest.Blueprint):
 
     def _prepare_shared_doc(self, doc, doc_info, **kwargs):
         responses = doc.setdefault("responses", {})
+        download = doc_info.get("download")
+        if download:
+            media_types, description = download
+            responses[200] = {
+                "description": description,
+                "content": {
+                    media_type: {"schema": {"type": "string"}} for media_type in media_types
+                },
+                "headers": {"Content-Disposition": "CONTENT_DISPOSITION"},
+            }
         success = responses.get(200)
         if isinstance(success, dict):
             headers = success.setdefault("headers", {})
-            headers.update({**_COMMON_HEADERS, "ETag": "ETAG"})
+            headers.update(_COMMON_HEADERS if download else {**_COMMON_HEADERS, "ETag": "ETAG"})
             if self.rate_limited:
                 headers.update(_RATE_LIMIT_HEADERS)
-        shared = [304, 405]
+        shared = [405] if download else [304, 405]
         if self.rate_limited:
             shared.append(429)
         if doc_info.get("authenticated"):
@@ -250,7 +274,8 @@ class Blueprint(flask_smorest.Blueprint):
         for status in shared:
             responses.setdefault(status, HTTPStatus(status).name)
         doc["responses"] = dict(sorted(responses.items(), key=lambda item: str(item[0])))
-        doc.setdefault("parameters", []).extend(["IF_NONE_MATCH", "X_REQUEST_ID"])
+        shared_parameters = ["X_REQUEST_ID"] if download else ["IF_NONE_MATCH", "X_REQUEST_ID"]
+        doc.setdefault("parameters", []).extend(shared_parameters)
         return doc
 
 

@@ -63,6 +63,10 @@ def _count_refusal(breached: RequestLimit) -> None:
     RATE_LIMITED.labels(limit="RATELIMIT_DEFAULT").inc()
 
 
+def _count_export_refusal(breached: RequestLimit) -> None:
+    RATE_LIMITED.labels(limit="RATELIMIT_EXPORT").inc()
+
+
 def init_app(app: Flask) -> Limiter:
     """Call after registering the blueprints: those built `rate_limited=False` are exempt."""
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
@@ -72,6 +76,13 @@ def init_app(app: Flask) -> Limiter:
     for blueprint in app.blueprints.values():
         if getattr(blueprint, "rate_limited", True) is False:
             limiter.exempt(blueprint)
+    # One budget per token for both export endpoints, besides the default one.
+    limiter.shared_limit(
+        app.config["RATELIMIT_EXPORT"],
+        scope="export",
+        override_defaults=False,
+        on_breach=_count_export_refusal,
+    )(app.blueprints["exports"])
     if limiter.enabled:
         budget = parse(app.config["RATELIMIT_AUTH_FAILURES"])
         app.extensions["auth_failure_budget"] = (limiter, budget)

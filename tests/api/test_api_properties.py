@@ -10,6 +10,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from app import create_app
 from schemas.bots import BotDetailSchema, BotSchema
+from schemas.exports import OrganizationRequestExportQuery
 from schemas.fields import QueryTimestamp
 from schemas.queries import MAX_OFFSET, OrganizationUsageQuery
 from schemas.selection import names
@@ -102,6 +103,20 @@ def _unstated_paging(query: dict) -> bool:
     return "cursor" in query or (keyset and "page" in query)
 
 
+def _unstated_export(app, case) -> bool:
+    """An export's period (at most 366 days, by default the 30 before now) and its `fields`
+    (the item's names in NDJSON, the columns in CSV, as `format` or `Accept` says): rules
+    across parameters and headers, which tests/api/test_exports.py checks."""
+    if not case.operation.path.endswith("/export"):
+        return False
+    with app.test_request_context(headers=case.headers or {}):
+        try:
+            OrganizationRequestExportQuery().load(case.query or {})
+        except ValidationError as error:
+            return bool({"createdTo", "fields"} & set(error.messages))
+    return False
+
+
 _ADMIN_FIELDS = set(names(BotDetailSchema)) - set(names(BotSchema))
 
 
@@ -137,6 +152,7 @@ def test_api_conforms_to_its_openapi_document(populated_app):
                 or _unordered_period(query)
                 or _unaccepted_usage_period(query)
                 or _unstated_paging(query)
+                or _unstated_export(populated_app, case)
             )
             by_caller = _selection_by_caller(query)
             excluded = [positive_data_acceptance] if unstated or by_caller else []

@@ -68,18 +68,41 @@ def test_a_route_without_documentation_is_caught(offline_app):
     assert _undocumented(offline_app) == {("/v1/secret/{n}", "get")}
 
 
+DOWNLOADS = {"/v1/requests/export", "/v1/organizations/{organization_id}/requests/export"}
+
+
 def test_every_operation_has_a_summary_a_schema_and_the_shared_responses(document):
     for path, _, operation in _operations(document):
         assert operation.get("summary"), path
         ok = operation["responses"]["200"]
-        assert ok["content"]["application/json"]["schema"], path
-        assert {"ETag", "X-Request-ID", "Cache-Control"} <= ok["headers"].keys(), path
-        assert {"304", "405", "default"} <= operation["responses"].keys(), path
-        assert "content" not in _resolve(document, operation["responses"]["304"])
         header_parameters = {
             _resolve(document, parameter)["name"] for parameter in operation["parameters"]
         }
-        assert {"If-None-Match", "X-Request-ID"} <= header_parameters, path
+        assert {"X-Request-ID", "Cache-Control"} <= ok["headers"].keys(), path
+        assert {"405", "default"} <= operation["responses"].keys(), path
+        assert "X-Request-ID" in header_parameters, path
+        if path in DOWNLOADS:
+            continue
+        assert ok["content"]["application/json"]["schema"], path
+        assert "ETag" in ok["headers"] and "304" in operation["responses"], path
+        assert "content" not in _resolve(document, operation["responses"]["304"])
+        assert "If-None-Match" in header_parameters, path
+
+
+def test_an_export_is_a_streamed_file_without_etag(document):
+    """Contract 7.6: NDJSON or CSV, as an attachment; a streamed body has no ETag, so no 304."""
+    for path in DOWNLOADS:
+        operation = document["paths"][path]["get"]
+        ok = operation["responses"]["200"]
+        assert ok["content"] == {
+            media_type: {"schema": {"type": "string"}}
+            for media_type in ("application/x-ndjson", "text/csv")
+        }
+        assert "Content-Disposition" in ok["headers"] and "ETag" not in ok["headers"]
+        assert "304" not in operation["responses"]
+        names = {parameter.get("name") for parameter in operation["parameters"]}
+        assert {"format", "fields", "sortBy", "createdFrom", "createdTo"} <= names
+        assert not {"page", "limit", "cursor", "If-None-Match"} & names
 
 
 def test_every_operation_has_a_unique_operation_id_and_a_description(document):
@@ -287,7 +310,7 @@ def test_every_endpoint_documents_its_field_selection(document):
         for path, item in document["paths"].items()
         if path.startswith("/v1/") and "usage" not in path
     ]
-    assert len(operations) == 8
+    assert len(operations) == 10  # and the two exports (7.6)
     for operation in operations:
         [fields] = [p for p in operation["parameters"] if p.get("name") == "fields"]
         assert fields["in"] == "query" and "`id` always" in fields["description"]

@@ -43,6 +43,8 @@ OPERATIONS = {
     "getOrganizationBot": "bots.get_organization_bot",
     "getUsage": "usage.get_usage",
     "getOrganizationUsage": "usage.get_organization_usage",
+    "exportBotRequests": "exports.export_bot_requests",
+    "exportOrganizationBotRequests": "exports.export_organization_bot_requests",
     "getLiveness": "health.get_liveness",
     "getReadiness": "health.get_readiness",
 }
@@ -185,6 +187,10 @@ def _client(generated, base_url: str, token: str | None = None):
 
 
 # The scene's requests are made in January 2026 (tests/support/factories.py).
+_EXPORT_JANUARY = {
+    "created_from": dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    "created_to": dt.datetime(2026, 2, 1, tzinfo=dt.UTC),
+}
 _JANUARY = {
     "from_": dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     "to": dt.datetime(2026, 2, 1, tzinfo=dt.UTC),
@@ -210,6 +216,12 @@ def _calls(scene) -> list[tuple[str, str, dict]]:
         ("member", "getOrganizationBot", {"organization_id": acme, "slug": "acme-bot"}),
         ("member", "getUsage", _JANUARY),
         ("organization", "getOrganizationUsage", {**_JANUARY, "organization_id": acme}),
+        ("member", "exportBotRequests", _EXPORT_JANUARY),
+        (
+            "organization",
+            "exportOrganizationBotRequests",
+            {**_EXPORT_JANUARY, "organization_id": acme},
+        ),
         (None, "getLiveness", {}),
         (None, "getReadiness", {}),
     ]
@@ -230,6 +242,8 @@ MODELS = [
     "OrganizationBot",
     "Usage",
     "Usage",
+    "str",  # an export: its text, one JSON request per line
+    "str",
     "Status",
     "Status",
 ]
@@ -260,9 +274,23 @@ def test_every_operation_parses_into_its_model(generated, base_url, scene):
         client = _client(generated, base_url, caller and scene["tokens"][caller])
         response = _operation(generated, operation_id).sync_detailed(client=client, **arguments)
         assert response.status_code == 200, (operation_id, response.content)
+        if model == "str":
+            assert response.parsed == response.content.decode() and response.parsed
+            assert all(json.loads(line)["id"] for line in response.parsed.splitlines())
+            continue
         assert type(response.parsed) is _model(generated, model), operation_id
         written_back = _comparable(response.parsed.to_dict())
         assert written_back == _comparable(json.loads(response.content)), operation_id
+
+
+def test_an_export_takes_its_format_and_fields(generated, base_url, scene):
+    client = _client(generated, base_url, scene["tokens"]["member"])
+    export = _operation(generated, "exportBotRequests")
+    csv_format = importlib.import_module(
+        f"{generated.__name__}.models.export_bot_requests_format"
+    ).ExportBotRequestsFormat.CSV
+    text = export.sync(client=client, **_EXPORT_JANUARY, format_=csv_format, fields="botSlug")
+    assert text.splitlines()[0] == "id,botSlug" and "public-bot" in text
 
 
 def test_a_field_selection_parses_with_the_rest_unset(generated, base_url, scene):
@@ -349,16 +377,27 @@ def _declaring(document_file, status: str) -> set[str]:
     }
 
 
-def test_not_modified_is_declared_on_every_operation(generated, base_url, scene, document_file):
+EXPORTS = {"exportBotRequests", "exportOrganizationBotRequests"}
+
+
+def test_not_modified_is_declared_on_every_operation_but_exports(
+    generated, base_url, scene, document_file
+):
+    """An export is streamed: it has no ETag to match, and no `if_none_match` argument."""
     not_modified = set()
     for caller, operation_id, arguments in _calls(scene):
         client = _client(generated, base_url, caller and scene["tokens"][caller])
         operation = _operation(generated, operation_id)
-        etag = operation.sync_detailed(client=client, **arguments).headers["ETag"]
-        response = operation.sync_detailed(client=client, if_none_match=etag, **arguments)
+        headers = operation.sync_detailed(client=client, **arguments).headers
+        if operation_id in EXPORTS:
+            assert "ETag" not in headers
+            continue
+        response = operation.sync_detailed(
+            client=client, if_none_match=headers["ETag"], **arguments
+        )
         assert (response.status_code, response.content) == (304, b""), operation_id
         not_modified.add(operation_id)
-    assert not_modified == _declaring(document_file, "304") == OPERATIONS.keys()
+    assert not_modified == _declaring(document_file, "304") == OPERATIONS.keys() - EXPORTS
 
 
 def test_too_many_requests_is_declared_where_limits_apply(generated, scene, document_file):

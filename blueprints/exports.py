@@ -1,0 +1,80 @@
+"""Exports of bot requests (7.6): a user's (as 4.1) and an organization's (as 4.2)."""
+
+from access import policy
+from access.authentication import current_caller
+from blueprints.arguments import Blueprint
+from repositories.bot_requests import BotRequestRepository
+from runtime.database import get_db
+from schemas.exports import (
+    MEDIA_TYPES,
+    Export,
+    OrganizationRequestExportQuery,
+    RequestExportQuery,
+    csv_batch,
+    csv_columns,
+    csv_rows,
+    ndjson,
+)
+from web.downloads import streamed
+
+blp = Blueprint(
+    "exports",
+    __name__,
+    url_prefix="/v1",
+    description="Every bot request of a period as one file, NDJSON or CSV, streamed: for "
+    "accounting and audits. Exports have a rate limit of their own (RATELIMIT_EXPORT).",
+)
+
+_DOWNLOAD = (
+    "The requests, in the order of `sortBy`, streamed as a file. A response cut short by a "
+    "database failure ends without its last chunk: the client sees an incomplete read."
+)
+
+
+def _download(export: Export, visibility, scope: str):
+    batches = BotRequestRepository(get_db()).batches(visibility, export.query)
+    query = export.query
+    period = "-".join(
+        f"{moment:%Y%m%dT%H%M%SZ}" for moment in (query.created_from, query.created_to)
+    )
+    filename = f"bot-requests-{scope}-{period}.{export.format}"
+    if export.format == "csv":
+        columns = csv_columns(export.selection)
+        head, write = csv_rows([columns]), lambda batch: csv_batch(batch, columns)
+    else:
+        head, write = "", lambda batch: ndjson(batch, export.selection)
+    media_type = MEDIA_TYPES[export.format]
+    return streamed(batches, write, head=head, media_type=media_type, filename=filename)
+
+
+@blp.route("/requests/export")
+@blp.doc(operationId="exportBotRequests")
+@blp.login_required
+@blp.error_responses(403)
+@blp.arguments(RequestExportQuery, location="query", arg_name="export")
+@blp.download(list(MEDIA_TYPES.values()), _DOWNLOAD)
+def export_bot_requests(export):
+    """Export the caller's bot requests and those of its organizations.
+
+    The requests of 4.1, over a period (by default the last 30 days, at most 366), with its
+    filters, `sortBy` and `fields`, without paging. For user tokens only.
+    """
+    caller = current_caller()
+    return _download(export, policy.bot_requests(caller), f"user-{caller.id}")
+
+
+@blp.route("/organizations/<objectid:organization_id>/requests/export")
+@blp.doc(operationId="exportOrganizationBotRequests")
+@blp.login_required
+@blp.error_responses(403, 404)
+@blp.arguments(OrganizationRequestExportQuery, location="query", arg_name="export")
+@blp.download(list(MEDIA_TYPES.values()), _DOWNLOAD)
+def export_organization_bot_requests(organization_id, export):
+    """Export an organization's bot requests.
+
+    The requests of 4.2, over a period (by default the last 30 days, at most 366), with its
+    filters, `sortBy` and `fields`, without paging. For the organization's members and its
+    own organization token.
+    """
+    visibility = policy.organization(current_caller(), organization_id)
+    return _download(export, visibility, f"organization-{organization_id}")
