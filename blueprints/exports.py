@@ -3,6 +3,7 @@
 from access import policy
 from access.authentication import current_caller
 from blueprints.arguments import Blueprint
+from repositories import exports
 from repositories.bot_requests import BotRequestRepository
 from runtime.database import get_db
 from schemas.exports import (
@@ -32,7 +33,7 @@ _DOWNLOAD = (
 
 
 def _download(export: Export, visibility, scope: str):
-    batches = BotRequestRepository(get_db()).batches(visibility, export.query)
+    batches = exports.batches(BotRequestRepository(get_db()), visibility, export.query)
     query = export.query
     period = "-".join(
         f"{moment:%Y%m%dT%H%M%SZ}" for moment in (query.created_from, query.created_to)

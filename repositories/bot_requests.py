@@ -1,8 +1,7 @@
 """Bot requests: the lists of 4.1 and 4.2 and the single requests of 4.3 and 4.4."""
 
 import datetime as dt
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bson import ObjectId
 from pymongo.database import Database
@@ -83,17 +82,6 @@ class BotRequestRepository:
             filters["createdAt"] = created
         joins = _joins(query.fields)
         return fetch_list(self._requests, visibility, filters, query, narrow=narrow, joins=joins)
-
-    def batches(self, visibility: Visibility, query: BotRequestQuery) -> Iterator[list[dict]]:
-        """Every request of a keyset query, one page at a time (an export, contract 7.6): each
-        page is read when the previous one was used, by queries of its own, so that no
-        database work spans the whole export and only one page is held."""
-        while True:
-            page = self.find_page(visibility, query)
-            yield page.results
-            if page.next is None:
-                return
-            query = replace(query, cursor=page.next)
 
     def _bots(self, slug: str | None, name: str | None) -> ObjectId | dict | None:
         """The bots that the slug and name filters leave, found first in one small lookup.

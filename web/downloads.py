@@ -35,7 +35,8 @@ def streamed(
     media_type: str,
     filename: str,
 ) -> Response:
-    """A response whose body is `head`, then `write(batch)` for every batch."""
+    """A response whose body is `head`, then `write(batch)` for every batch. The first part
+    is sent even when empty: the status and headers leave with it."""
     first = next(batches, [])
     seconds = current_app.config["MONGODB_TIMEOUT_MS"] / 1000
 
@@ -51,7 +52,8 @@ def streamed(
                 raise DownloadInterrupted(filename) from error
             if batch is None:
                 return
-            yield write(batch).encode()
+            if batch:
+                yield write(batch).encode()
 
     response = Response(stream_with_context(body()), mimetype=media_type)
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -252,3 +252,21 @@ def test_exports_have_a_budget_of_their_own_per_token(db, world):
     assert refused.headers["X-RateLimit-Limit"] == "2" and int(refused.headers["Retry-After"]) > 60
     assert client.get("/v1/requests/", headers=bearer(ada)).status_code == 200
     assert client.get(exports_[1], headers=bearer(bob)).status_code == 200
+
+
+@pytest.mark.parametrize("sort", ["createdAt:desc", "createdAt:asc", "updatedAt:desc"])
+def test_windows_and_bursts_keep_the_lists_order(client, scene, world, monkeypatch, sort):
+    """Batches of 2 read in windows of the period (repositories/exports.py): windows that
+    widen over gaps, narrow over crowds, and a burst of requests in one millisecond, more than
+    a batch, which no window can split."""
+    monkeypatch.setattr(exports, "BATCH", 2)
+    acme, burst = scene["acme"], dt.datetime(2026, 1, 20, 12, 0, 0)
+    for _ in range(5):
+        world.bot_request(bot=None, created_by=None, organization=acme, createdAt=burst)
+    for minutes in (1, 2, 3, 600, 601, 10_000):
+        moment = burst + dt.timedelta(minutes=minutes)
+        world.bot_request(bot=None, created_by=None, organization=acme, createdAt=moment)
+    query = f"{JANUARY}&sortBy={sort}"
+    expected = _list(client, scene, f"/v1/requests/?limit=100&{query}")
+    assert len(expected) == 20
+    assert _lines(_get(client, scene, f"/v1/requests/export?{query}")) == expected

@@ -1,0 +1,70 @@
+"""An export's requests (contract 7.6), read a page at a time, each by queries of its own.
+
+Each page is read when the previous one was sent, so that no database work spans the whole
+export (each page has the request's deadline, web/downloads.py) and only one page is held.
+Any order is read as keyset pages: on MongoDB an index walk of `limit + 1` entries each,
+wherever it starts. The embedded engine instead decodes every entry of a query's index range
+before it sorts, so there a page costs the rest of the export, and the export its square. In
+the default order, `createdAt`, the period is therefore read in consecutive windows of it,
+half-open and in the sort's direction, each one query for at most `limit` requests (its
+offset page 1 across the visibility branches); a window is widened after a sparse one and
+narrowed when it holds more, and one too full even at a millisecond is read as keyset pages.
+On MongoDB a window is one index range.
+"""
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import replace
+
+from access.policy import Visibility
+from repositories.bot_requests import BotRequestQuery, BotRequestRepository
+
+FIRST_WINDOW = dt.timedelta(minutes=1)
+NARROWEST = dt.timedelta(milliseconds=1)
+
+
+def batches(
+    repository: BotRequestRepository, visibility: Visibility, query: BotRequestQuery
+) -> Iterator[list[dict]]:
+    """The requests of a keyset `query` over its period, at most `query.limit` at a time:
+    one batch per query's worth of work, so an empty window is an empty batch."""
+    field, direction = query.sort[0]
+    if field != "createdAt":
+        yield from _walk(repository, visibility, query)
+        return
+    width, start, end = FIRST_WINDOW, query.created_from, query.created_to
+    while start < end:
+        if direction == 1:
+            window = replace(query, created_from=start, created_to=min(end, start + width))
+        else:
+            window = replace(query, created_from=max(start, end - width), created_to=end)
+        found = _whole(repository, visibility, window)
+        if found is None and width > NARROWEST:
+            width /= 2
+            continue
+        if found is None:
+            yield from _walk(repository, visibility, window)
+        else:
+            yield found
+        if direction == 1:
+            start = window.created_to
+        else:
+            end = window.created_from
+        if found is not None and len(found) < query.limit // 2:
+            width *= 2
+
+
+def _whole(repository, visibility: Visibility, window: BotRequestQuery) -> list[dict] | None:
+    """Every request of the window, or None when there are more than `limit`."""
+    first = replace(window, pagination=None, cursor=None, page=1, limit=window.limit + 1)
+    results = repository.find_page(visibility, first).results
+    return results if len(results) <= window.limit else None
+
+
+def _walk(repository, visibility: Visibility, query: BotRequestQuery) -> Iterator[list[dict]]:
+    while True:
+        page = repository.find_page(visibility, query)
+        yield page.results
+        if page.next is None:
+            return
+        query = replace(query, cursor=page.next)
