@@ -7,16 +7,18 @@ with `wrk`; beside each, the *floor*: the same repository calls made directly wi
 authenticating costs each request, which the floors leave out: the caller's lookup (the
 token with its user or organization, one aggregation), timed the same way; with the token
 cache off (the default, so that a revocation applies at once) every request makes it. Then
-the cost of serializing a page of 100 bot requests. Results go to bench/results/latest.json.
+the cost of serializing a page of 100 bot requests, and exports of the heavy organization's
+last 30 and 365 days against one pymongo cursor over the same requests (bench/exports.py).
+Results go to bench/results/latest.json.
 
 Environment: BENCH_SCALE (1 = 200 organizations, 2,000 users, 5,000 bots, 200,000 requests),
 BENCH_REQUESTS (the number of requests alone), BENCH_SECONDS per endpoint and side (3, or
 four times one request when that is longer), BENCH_CONNECTIONS (4; 1 for an endpoint that
 takes more than 0.25 s alone; each worker gets one thread more than this, so that its
 database permits never refuse the benchmark's own connections), BENCH_GUNICORN (extra
-gunicorn flags, e.g. "--workers 4"),
-BENCH_ONLY (comma-separated endpoint names), MONGODB_URI. gunicorn inherits the environment,
-so `TOKEN_CACHE_SECONDS=30 make bench` measures the endpoints with the opt-in cache on, and
+gunicorn flags, e.g. "--workers 4"), BENCH_ONLY (comma-separated endpoint names; `export`
+for the export rows), MONGODB_URI. gunicorn inherits the environment, so
+`TOKEN_CACHE_SECONDS=30 make bench` measures the endpoints with the opt-in cache on, and
 `DATABASE_PERMITS=0 make bench` without admission control.
 """
 
@@ -43,7 +45,7 @@ import pymongo
 from access import policy
 from access.authentication import caller_for, hash_token
 from app import create_app
-from bench import dataset, servers
+from bench import dataset, exports, servers
 from repositories.bot_requests import BotRequestQuery, BotRequestRepository
 from repositories.bots import BotQuery, BotRepository
 from repositories.indexes import ensure_indexes
@@ -359,6 +361,16 @@ def main() -> None:
                 f"p99 {direct['p99_ms']:8.1f} ms | ratio {row['ratio_requests_per_s']:.2f}",
                 flush=True,
             )
+        measured = not only or "export" in only
+        export_rows = [exports.measure(base, db, days) for days in (30, 365)] if measured else []
+        for row in export_rows:
+            http, direct = row["http"], row["floor"]
+            print(
+                f"{row['endpoint']:26s} http {http['rows_per_s']:8.1f} rows/s, first bytes "
+                f"{http['first_bytes_s']:.2f} s | floor {direct['rows_per_s']:8.1f} rows/s | "
+                f"ratio {row['ratio_rows_per_s']:.2f} ({http['rows']} rows)",
+                flush=True,
+            )
         lookups = authentication(db, seconds, connections)
         for kind, direct in lookups.items():
             print(
@@ -385,6 +397,7 @@ def main() -> None:
         "token_cache_seconds": app_settings["TOKEN_CACHE_SECONDS"],
         "database_permits": app_settings["DATABASE_PERMITS"],
         "endpoints": rows,
+        "exports": export_rows,
         "authentication": lookups,
         "serialization": measure(),
         "median_ratio": statistics.median(row["ratio_requests_per_s"] for row in rows),

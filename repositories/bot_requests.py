@@ -8,6 +8,7 @@ from pymongo.database import Database
 
 from access.exceptions import NotFound
 from access.policy import Visibility
+from repositories import timestamps
 from repositories.filters import contains
 from repositories.keyset_pages import KeysetPage
 from repositories.lists import fetch_list
@@ -33,16 +34,6 @@ def _joins(fields: frozenset[str] | None) -> list[dict]:
             projection.update({f"{field}.{name}": 1 for name in shown})
     projection.update({name: 1 for name in _OWN_FIELDS if fields is None or name in fields})
     return [*stages, {"$project": projection or {"_id": 1}}]
-
-
-def stored_instant(moment: dt.datetime) -> dt.datetime:
-    """The first whole millisecond at or after `moment`.
-
-    BSON keeps milliseconds and the driver drops the rest, so a bound between two
-    milliseconds would otherwise take in the one before it. For `$gte` and `$lt` alike, the
-    next millisecond is the exact bound.
-    """
-    return moment + dt.timedelta(microseconds=-moment.microsecond % 1000)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,11 +64,7 @@ class BotRequestRepository:
         bots = self._bots(query.bot, query.name)
         if bots is not None:
             filters["bot"] = bots
-        created = {}
-        if query.created_from is not None:
-            created["$gte"] = stored_instant(query.created_from)
-        if query.created_to is not None:
-            created["$lt"] = stored_instant(query.created_to)
+        created = timestamps.between(query.created_from, query.created_to)
         if created:
             filters["createdAt"] = created
         joins = _joins(query.fields)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pymongo.database import Database
 
 from access.policy import Visibility
-from repositories.bot_requests import stored_instant
+from repositories import timestamps
 from repositories.stages import lookup_one
 from schemas.fields import json_safe
 
@@ -62,7 +62,7 @@ class Usage:
 
 def pipeline(visibility: Visibility, start: dt.datetime, end: dt.datetime, group_by: str):
     """The whole computation, for the repository and for the benchmark's floor."""
-    period = {"createdAt": {"$gte": stored_instant(start), "$lt": stored_instant(end)}}
+    period = {"createdAt": timestamps.between(start, end)}
     named = {}
     if group_by == "bot":
         named = {"slug": {"$first": "$bot.slug"}, "name": {"$first": "$bot.name"}}

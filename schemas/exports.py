@@ -19,7 +19,7 @@ from repositories.bot_requests import BotRequestQuery
 from schemas.bot_requests import BotRequestSchema
 from schemas.fields import ObjectIdString, QueryText
 from schemas.queries import RequestFilters, period
-from schemas.selection import FieldSelection, keep, outside
+from schemas.selection import FieldSelection, keep, names, outside
 
 # Requests per batch: one keyset page, read within the request deadline, held at a time.
 BATCH = 1000
@@ -40,7 +40,7 @@ COLUMNS = {
     "inputs": ("inputs", None),
     "response": ("response", None),
 }
-ITEM_FIELDS = tuple(BotRequestSchema().fields)
+ITEM_FIELDS = names(BotRequestSchema)
 # What a spreadsheet would run as a formula when a cell starts with it.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 

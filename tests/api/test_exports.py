@@ -13,6 +13,8 @@ import pytest
 from bson import ObjectId
 
 from app import create_app
+from repositories import exports as repositories_exports
+from repositories.indexes import ensure_indexes
 from schemas import exports
 from tests.conftest import TEST_SETTINGS
 from tests.support.checks import assert_bad_parameters, assert_error
@@ -270,3 +272,33 @@ def test_windows_and_bursts_keep_the_lists_order(client, scene, world, monkeypat
     expected = _list(client, scene, f"/v1/requests/?limit=100&{query}")
     assert len(expected) == 20
     assert _lines(_get(client, scene, f"/v1/requests/export?{query}")) == expected
+
+
+def test_a_request_on_a_bound_of_the_period_or_a_window_is_exported_once(
+    client, scene, world, db, monkeypatch
+):
+    """On the indexes, a request stored exactly at `createdFrom` is in the list, the usage and
+    the export, and one stored exactly on a window's edge is in exactly one window. The
+    embedded engine's `$gte` on a descending index left such a request out
+    (repositories/timestamps.py)."""
+    ensure_indexes(db)
+    monkeypatch.setattr(repositories_exports, "FIRST_WINDOW", dt.timedelta(hours=1))
+    monkeypatch.setattr(exports, "BATCH", 4)
+    acme, end = scene["acme"], dt.datetime(2026, 1, 25)
+    hours = [end - dt.timedelta(hours=number) for number in (1, 2, 3)]
+    on_bounds = [
+        world.bot_request(bot=None, created_by=None, organization=acme, createdAt=moment)
+        for moment in hours
+    ]
+    start, end = f"{hours[-1].isoformat()}Z", f"{end.isoformat()}Z"
+    url = "/v1/organizations/{acme}/"
+    listed = _list(
+        client, scene, f"{url}requests/?createdFrom={start}&createdTo={end}", "organization"
+    )
+    assert [item["id"] for item in listed] == [str(id_) for id_ in on_bounds]
+    exported = _get(
+        client, scene, f"{url}requests/export?createdFrom={start}&createdTo={end}", "organization"
+    )
+    assert _lines(exported) == listed
+    usage = _get(client, scene, f"{url}usage/?from={start}&to={end}", "organization").get_json()
+    assert usage["totals"]["requests"] == 3
