@@ -5,7 +5,7 @@ from access.authentication import current_caller
 from blueprints.arguments import Blueprint
 from repositories.usage import UsageRepository
 from runtime.database import get_db
-from schemas.queries import OrganizationUsageQuery, UsageQuery
+from schemas.periods import OrganizationUsageQuery, UsageQuery
 from schemas.usage import UsageSchema
 
 blp = Blueprint(

@@ -35,7 +35,7 @@ _BOT_COST = {"$cond": [{"$isNumber": "$bot.creditCost"}, "$bot.creditCost", 0]}
 
 @dataclass(frozen=True, kw_only=True)
 class UsageSummaryQuery:
-    """A usage summary's parameters (schemas/queries.py builds it): `end` exclusive."""
+    """A usage summary's parameters (schemas/periods.py builds it): `end` exclusive."""
 
     start: dt.datetime
     end: dt.datetime

@@ -18,7 +18,8 @@ from marshmallow.validate import OneOf
 from repositories.bot_requests import BotRequestQuery
 from schemas.bot_requests import BotRequestSchema
 from schemas.fields import ObjectIdString, QueryText
-from schemas.queries import RequestFilters, period
+from schemas.periods import period
+from schemas.queries import RequestFilters
 from schemas.selection import FieldSelection, keep, names, outside
 
 # Requests per batch: one keyset page, read within the request deadline, held at a time.

@@ -1,19 +1,16 @@
-"""Query-string schemas: everything an endpoint accepts, typed (docs/api.md, Query parameters).
+"""Query-string schemas of the lists and single items, typed (docs/api.md, Query parameters);
+the periods of usage and exports are in schemas/periods.py.
 
-A list or usage query loads into the repository's own query object (`BotQuery`...).
+A list query loads into the repository's own query object (`BotQuery`...).
 """
-
-import datetime as dt
 
 from marshmallow import RAISE, Schema, ValidationError, post_load, pre_load, validates_schema
 from marshmallow.validate import OneOf, Range
 
-from repositories import timestamps
 from repositories.bot_requests import BotRequestQuery
 from repositories.bots import BotQuery
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
 from repositories.paging import keyset_asked
-from repositories.usage import UsageSummaryQuery
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
 from schemas.cursors import CursorField
@@ -32,7 +29,7 @@ MAX_LIMIT = 100
 MAX_OFFSET = 10_000_000
 
 
-def _built(query_type, schema: Schema, data: dict):
+def built(query_type, schema: Schema, data: dict):
     """The repository's query, from every field of the schema by name, given or not: a field
     that either side renames fails every load, not only those that give the parameter.
 
@@ -186,7 +183,7 @@ class BotRequestListQuery(PageQuery, RequestFilters):
 
     @post_load
     def query(self, data, **kwargs) -> BotRequestQuery:
-        return _built(BotRequestQuery, self, data)
+        return built(BotRequestQuery, self, data)
 
 
 class OrganizationBotRequestListQuery(BotRequestListQuery):
@@ -204,7 +201,7 @@ class OrganizationBotListQuery(PageQuery):
 
     @post_load
     def query(self, data, **kwargs) -> BotQuery:
-        return _built(BotQuery, self, data)
+        return built(BotQuery, self, data)
 
 
 class BotListQuery(OrganizationBotListQuery):
@@ -219,59 +216,3 @@ class BotListQuery(OrganizationBotListQuery):
     service_directory = QueryText(
         data_key="serviceDirectory", metadata={"description": "Service directory."}
     )
-
-
-PERIOD_DAYS = 30
-MAX_PERIOD_DAYS = 366
-
-
-def period(start, end, names: tuple[str, str]) -> tuple[dt.datetime, dt.datetime]:
-    """A period of usage (7.3) or of an export (7.6), `end` exclusive: by default the
-    PERIOD_DAYS before `end`, which is now; at most MAX_PERIOD_DAYS long. `names` are the
-    parameters' own, for the 400."""
-    end = end or timestamps.now()
-    start = start or end - min(dt.timedelta(days=PERIOD_DAYS), end - dt.datetime.min)
-    if not start < end:
-        raise ValidationError(f"Must be later than {names[0]}.", names[1])
-    if end - start > dt.timedelta(days=MAX_PERIOD_DAYS):
-        message = f"Must be at most {MAX_PERIOD_DAYS} days after {names[0]}."
-        raise ValidationError(message, names[1])
-    return start, end
-
-
-def _group_by(*groups: str):
-    return QueryText(
-        data_key="groupBy",
-        load_default=groups[0],
-        validate=OneOf(groups),
-        metadata={"description": f"What the results are grouped by: {', '.join(groups)}."},
-    )
-
-
-class UsageQuery(NoQuery):
-    """7.3: a period, `to` exclusive; by default the 30 days before `to`, which is now."""
-
-    start = QueryTimestamp(
-        data_key="from",
-        metadata={
-            "description": "Start of the period (inclusive): ISO 8601 with `Z` or an offset, or "
-            f"a date alone for midnight UTC. Default: {PERIOD_DAYS} days before `to`."
-        },
-    )
-    end = QueryTimestamp(
-        data_key="to",
-        metadata={
-            "description": "End of the period (exclusive), written as `from`; later than "
-            f"`from`, and at most {MAX_PERIOD_DAYS} days after it. Default: now."
-        },
-    )
-    group_by = _group_by("bot", "day")
-
-    @post_load
-    def period(self, data, **kwargs) -> UsageSummaryQuery:
-        start, end = period(data.get("start"), data.get("end"), ("from", "to"))
-        return _built(UsageSummaryQuery, self, {**data, "start": start, "end": end})
-
-
-class OrganizationUsageQuery(UsageQuery):
-    group_by = _group_by("bot", "day", "user")

@@ -12,7 +12,8 @@ from app import create_app
 from schemas.bots import BotDetailSchema, BotSchema
 from schemas.exports import OrganizationRequestExportQuery
 from schemas.fields import QueryTimestamp
-from schemas.queries import MAX_OFFSET, OrganizationUsageQuery
+from schemas.periods import OrganizationUsageQuery
+from schemas.queries import MAX_OFFSET
 from schemas.selection import names
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World

@@ -11,13 +11,12 @@ import pytest
 from repositories.bot_requests import BotRequestQuery
 from repositories.bots import BotQuery
 from repositories.usage import UsageSummaryQuery
+from schemas.periods import OrganizationUsageQuery, UsageQuery
 from schemas.queries import (
     BotListQuery,
     BotRequestListQuery,
     OrganizationBotListQuery,
     OrganizationBotRequestListQuery,
-    OrganizationUsageQuery,
-    UsageQuery,
 )
 
 ID = "0123456789abcdef01234567"
