@@ -11,10 +11,6 @@ from schemas.exports import (
     Export,
     OrganizationRequestExportQuery,
     RequestExportQuery,
-    csv_batch,
-    csv_columns,
-    csv_rows,
-    ndjson,
 )
 from web.downloads import streamed
 
@@ -34,18 +30,13 @@ _DOWNLOAD = (
 
 def _download(export: Export, visibility, scope: str):
     batches = exports.batches(BotRequestRepository(get_db()), visibility, export.query)
-    query = export.query
-    period = "-".join(
-        f"{moment:%Y%m%dT%H%M%SZ}" for moment in (query.created_from, query.created_to)
+    return streamed(
+        batches,
+        export.write,
+        head=export.head(),
+        media_type=export.media_type,
+        filename=export.filename(scope),
     )
-    filename = f"bot-requests-{scope}-{period}.{export.format}"
-    if export.format == "csv":
-        columns = csv_columns(export.selection)
-        head, write = csv_rows([columns]), lambda batch: csv_batch(batch, columns)
-    else:
-        head, write = "", lambda batch: ndjson(batch, export.selection)
-    media_type = MEDIA_TYPES[export.format]
-    return streamed(batches, write, head=head, media_type=media_type, filename=filename)
 
 
 @blp.route("/requests/export")

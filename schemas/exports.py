@@ -55,6 +55,24 @@ class Export:
     query: BotRequestQuery
     selection: frozenset[str] | None
 
+    @property
+    def media_type(self) -> str:
+        return MEDIA_TYPES[self.format]
+
+    def filename(self, scope: str) -> str:
+        moments = (self.query.created_from, self.query.created_to)
+        period = "-".join(f"{moment:%Y%m%dT%H%M%SZ}" for moment in moments)
+        return f"bot-requests-{scope}-{period}.{self.format}"
+
+    def head(self) -> str:
+        """What the file starts with: CSV's header row."""
+        return _csv_rows([_csv_columns(self.selection)]) if self.format == "csv" else ""
+
+    def write(self, documents: list[dict]) -> str:
+        if self.format == "csv":
+            return _csv_batch(documents, _csv_columns(self.selection))
+        return _ndjson(documents, self.selection)
+
 
 def _negotiated() -> str:
     """The format the `Accept` header prefers; NDJSON when it names neither."""
@@ -119,7 +137,7 @@ class OrganizationRequestExportQuery(RequestExportQuery):
 _ITEMS = BotRequestSchema(many=True)
 
 
-def ndjson(documents: list[dict], selection: frozenset[str] | None) -> str:
+def _ndjson(documents: list[dict], selection: frozenset[str] | None) -> str:
     """One line per request, the list item's shape: JSON, which escapes line breaks."""
     items = _ITEMS.dump(documents)
     if selection is not None:
@@ -127,7 +145,7 @@ def ndjson(documents: list[dict], selection: frozenset[str] | None) -> str:
     return "".join(_compact(item) + "\n" for item in items)
 
 
-def csv_columns(selection: frozenset[str] | None) -> list[str]:
+def _csv_columns(selection: frozenset[str] | None) -> list[str]:
     return [column for column in COLUMNS if selection is None or column in selection]
 
 
@@ -142,14 +160,14 @@ def _cell(value) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-def csv_rows(rows: list[list[str]]) -> str:
+def _csv_rows(rows: list[list[str]]) -> str:
     """RFC 4180: CRLF line ends, quotes where a cell needs them."""
     out = io.StringIO()
     csv.writer(out, lineterminator="\r\n").writerows(rows)
     return out.getvalue()
 
 
-def csv_batch(documents: list[dict], columns: list[str]) -> str:
+def _csv_batch(documents: list[dict], columns: list[str]) -> str:
     rows = []
     for item in _ITEMS.dump(documents):
         row = []
@@ -160,4 +178,4 @@ def csv_batch(documents: list[dict], columns: list[str]) -> str:
                 value = None if value is None else value.get(key)
             row.append(_cell(value))
         rows.append(row)
-    return csv_rows(rows)
+    return _csv_rows(rows)

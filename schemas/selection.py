@@ -45,18 +45,18 @@ def parse(value, held: tuple[str, ...]) -> frozenset[str] | None:
         raise ValidationError("Must be a comma-separated list of fields.")
     if value == "":
         return None
-    asked = value.split(",")
-    unknown = [name for name in asked if name not in held]
-    if unknown:
-        raise ValidationError(f"No field {unknown[0][:40]!r} here; fields: {', '.join(held)}.")
-    return frozenset({"id", *asked})
+    selection = frozenset({"id", *value.split(",")})
+    problem = outside(selection, held)
+    if problem:
+        raise ValidationError(problem)
+    return selection
 
 
 def outside(selection: frozenset[str] | None, held: tuple[str, ...]) -> str | None:
     """Why a selection holds a name that `held` does not, if it does."""
     unknown = sorted((selection or set()) - set(held))
     if unknown:
-        return f"No field {unknown[0]!r} here; fields: {', '.join(held)}."
+        return f"No field {unknown[0][:40]!r} here; fields: {', '.join(held)}."
     return None
 
 
