@@ -12,7 +12,7 @@ from repositories import timestamps
 from repositories.filters import contains
 from repositories.keyset_pages import KeysetPage
 from repositories.lists import fetch_list
-from repositories.paging import Page, Paging, get_one
+from repositories.paging import Page, Paging, first_documents, get_one
 from repositories.stages import lookup_one
 
 # The summaries (contract 3): the collection each reference names, and the fields shown.
@@ -54,9 +54,24 @@ class BotRequestRepository:
         self._requests = db.botrequests
 
     def find_page(self, visibility: Visibility, query: BotRequestQuery) -> Page | KeysetPage:
-        """Every filter is an indexed field of the requests (repositories/indexes.py).
+        filters, narrow = self._filters(query)
+        return fetch_list(
+            self._requests, visibility, filters, query, narrow=narrow, joins=_joins(query.fields)
+        )
 
-        `createdBy` goes first: on the embedded engine, which plans on the first indexed
+    def first(self, visibility: Visibility, query: BotRequestQuery) -> list[dict]:
+        """The query's first `limit` requests, for an export's window (repositories/exports.py)."""
+        filters, narrow = self._filters(query)
+        return first_documents(
+            self._requests, visibility, filters, sort=query.sort, limit=query.limit,
+            joins=_joins(query.fields), narrow=narrow,
+        )  # fmt: skip
+
+    def _filters(self, query: BotRequestQuery) -> tuple[dict, dict]:
+        """(filters, narrowing filters): every one an indexed field of the requests
+        (repositories/indexes.py).
+
+        `createdBy` narrows first: on the embedded engine, which plans on the first indexed
         field, one member's requests are usually fewer than the organization's.
         """
         narrow = {} if query.created_by is None else {"createdBy": query.created_by}
@@ -67,8 +82,7 @@ class BotRequestRepository:
         created = timestamps.between(query.created_from, query.created_to)
         if created:
             filters["createdAt"] = created
-        joins = _joins(query.fields)
-        return fetch_list(self._requests, visibility, filters, query, narrow=narrow, joins=joins)
+        return filters, narrow
 
     def _bots(self, slug: str | None, name: str | None) -> ObjectId | dict | None:
         """The bots that the slug and name filters leave, found first in one small lookup.

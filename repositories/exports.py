@@ -6,9 +6,9 @@ Any order is read as keyset pages: on MongoDB an index walk of `limit + 1` entri
 wherever it starts. The embedded engine instead decodes every entry of a query's index range
 before it sorts, so there a page costs the rest of the export, and the export its square. In
 the default order, `createdAt`, the period is therefore read in consecutive windows of it,
-half-open and in the sort's direction, each one query for at most `limit` requests (its
-offset page 1 across the visibility branches); a window is widened after a sparse one and
-narrowed when it holds more, and one too full even at a millisecond is read as keyset pages.
+half-open and in the sort's direction, each read whole by one query when it holds at most
+`limit` requests (`first_documents`); a window is widened after a sparse one and narrowed
+when it holds more, and one too full even at a millisecond is read as keyset pages.
 On MongoDB a window is one index range.
 """
 
@@ -56,8 +56,7 @@ def batches(
 
 def _whole(repository, visibility: Visibility, window: BotRequestQuery) -> list[dict] | None:
     """Every request of the window, or None when there are more than `limit`."""
-    first = replace(window, pagination=None, cursor=None, page=1, limit=window.limit + 1)
-    results = repository.find_page(visibility, first).results
+    results = repository.first(visibility, replace(window, limit=window.limit + 1))
     return results if len(results) <= window.limit else None
 
 
