@@ -9,7 +9,7 @@ token with its user or organization, one aggregation), timed the same way; with 
 cache off (the default, so that a revocation applies at once) every request makes it. Then
 the cost of serializing a page of 100 bot requests, and exports of the heavy organization's
 last 30 and 365 days against one pymongo cursor over the same requests (bench/exports.py).
-Results go to bench/results/latest.json.
+Results go to bench/results/latest.json (bench/results/partial.json with BENCH_ONLY).
 
 Environment: BENCH_SCALE (1 = 200 organizations, 2,000 users, 5,000 bots, 200,000 requests),
 BENCH_REQUESTS (the number of requests alone), BENCH_SECONDS per endpoint and side (3, or
@@ -402,9 +402,11 @@ def main() -> None:
         "serialization": measure(),
         "median_ratio": statistics.median(row["ratio_requests_per_s"] for row in rows),
     }
-    (RESULTS / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    # A run of some rows (BENCH_ONLY) must not replace the whole run the docs quote.
+    written = RESULTS / ("partial.json" if only else "latest.json")
+    written.write_text(json.dumps(results, indent=2) + "\n")
     print(f"serialization of 100 requests: {results['serialization']['median_ms']:.2f} ms")
-    print(f"wrote {RESULTS / 'latest.json'}")
+    print(f"wrote {written}")
 
 
 if __name__ == "__main__":
