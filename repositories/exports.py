@@ -9,7 +9,8 @@ the default order, `createdAt`, the period is therefore read in consecutive wind
 half-open and in the sort's direction, each read whole by one query when it holds at most
 `limit` requests (`first_documents`); a window is widened after a sparse one and narrowed
 when it holds more, and one too full even at a millisecond is read as keyset pages.
-On MongoDB a window is one index range.
+On MongoDB a window is one index range. The windows read `createdAt` whatever `fields`
+selects (schemas/exports.py), to tell a request stored with several.
 """
 
 import datetime as dt
@@ -32,6 +33,7 @@ def batches(
     if field != "createdAt":
         yield from _walk(repository, visibility, query)
         return
+    once = _Once()
     width, start, end = FIRST_WINDOW, query.created_from, query.created_to
     while start < end:
         if direction == 1:
@@ -43,15 +45,34 @@ def batches(
             width /= 2
             continue
         if found is None:
-            yield from _walk(repository, visibility, window)
+            yield from (once(batch) for batch in _walk(repository, visibility, window))
         else:
-            yield found
+            yield once(found)
         if direction == 1:
             start = window.created_to
         else:
             end = window.created_from
         if found is not None and len(found) < query.limit // 2:
             width *= 2
+
+
+class _Once:
+    """Drops the requests already exported whose `createdAt` is an array: its elements may
+    fall in several windows, and MongoDB's sort puts it where its first window does (at its
+    largest element, newest first; its smallest, oldest first). Only those ids are kept."""
+
+    def __init__(self):
+        self._seen = set()
+
+    def __call__(self, batch: list[dict]) -> list[dict]:
+        kept = []
+        for request in batch:
+            if isinstance(request.get("createdAt"), list):
+                if request["_id"] in self._seen:
+                    continue
+                self._seen.add(request["_id"])
+            kept.append(request)
+        return kept
 
 
 def _whole(repository, visibility: Visibility, window: BotRequestQuery) -> list[dict] | None:

@@ -107,10 +107,11 @@ class RequestExportQuery(RequestFilters):
         problem = outside(selection, ITEM_FIELDS if format_ == "ndjson" else tuple(COLUMNS))
         if problem:
             raise ValidationError(f"{problem} (format {format_})", "fields")
+        read = selection
         if format_ == "csv" and selection is not None:
             read = frozenset(COLUMNS[column][0] for column in selection)
-        else:
-            read = selection
+        if read is not None:
+            read |= {"createdAt"}  # repositories/exports.py reads it to see arrays
         query = BotRequestQuery(
             sort=data["sort"],
             page=None,

@@ -302,3 +302,18 @@ def test_a_request_on_a_bound_of_the_period_or_a_window_is_exported_once(
     assert _lines(exported) == listed
     usage = _get(client, scene, f"{url}usage/?from={start}&to={end}", "organization").get_json()
     assert usage["totals"]["requests"] == 3
+
+
+def test_a_request_stored_with_several_creation_times_is_exported_once(
+    client, scene, world, monkeypatch
+):
+    """Its times fall in several windows; it comes once, where the list puts it, even when
+    `createdAt` is not selected."""
+    monkeypatch.setattr(repositories_exports, "FIRST_WINDOW", dt.timedelta(hours=1))
+    acme, day = scene["acme"], dt.datetime(2026, 1, 20)
+    times = [day, day + dt.timedelta(hours=5), day + dt.timedelta(days=3)]
+    world.bot_request(bot=None, created_by=None, organization=acme, createdAt=times)
+    for sort in ("createdAt:desc", "createdAt:asc"):
+        query = f"{JANUARY}&sortBy={sort}&fields=ip"
+        expected = _list(client, scene, f"/v1/requests/?limit=100&{query}")
+        assert _lines(_get(client, scene, f"/v1/requests/export?{query}")) == expected
