@@ -317,3 +317,17 @@ def test_a_request_stored_with_several_creation_times_is_exported_once(
         query = f"{JANUARY}&sortBy={sort}&fields=ip"
         expected = _list(client, scene, f"/v1/requests/?limit=100&{query}")
         assert _lines(_get(client, scene, f"/v1/requests/export?{query}")) == expected
+
+
+def test_an_export_also_spends_the_default_budget(db, world):
+    settings = {
+        **TEST_SETTINGS,
+        "MONGODB_DB": db.name,
+        "RATELIMIT_ENABLED": True,
+        "RATELIMIT_DEFAULT": "2 per minute",
+        "RATELIMIT_EXPORT": "10 per hour",
+    }
+    client = create_app(settings, mongo_client=db.client).test_client()
+    ada = bearer(world.token(user=world.user("Ada")))
+    statuses = [client.get("/v1/requests/export", headers=ada).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
