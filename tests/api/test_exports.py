@@ -236,15 +236,20 @@ def test_an_export_path_also_answers_with_a_trailing_slash(client, scene):
     assert _get(client, scene, f"/v1//requests/export?{JANUARY}").status_code == 200
 
 
-def test_exports_have_a_budget_of_their_own_per_token(db, world):
+def _limited(db, default: str, export: str):
+    """A client of an app whose rate limits are on, with these budgets."""
     settings = {
         **TEST_SETTINGS,
         "MONGODB_DB": db.name,
         "RATELIMIT_ENABLED": True,
-        "RATELIMIT_DEFAULT": "10 per minute",
-        "RATELIMIT_EXPORT": "2 per hour",
+        "RATELIMIT_DEFAULT": default,
+        "RATELIMIT_EXPORT": export,
     }
-    client = create_app(settings, mongo_client=db.client).test_client()
+    return create_app(settings, mongo_client=db.client).test_client()
+
+
+def test_exports_have_a_budget_of_their_own_per_token(db, world):
+    client = _limited(db, default="10 per minute", export="2 per hour")
     acme = world.organization()
     ada, bob = (world.token(user=world.user(name, organizations=[acme])) for name in "AB")
     exports_ = ["/v1/requests/export", f"/v1/organizations/{acme}/requests/export"]
@@ -320,14 +325,7 @@ def test_a_request_stored_with_several_creation_times_is_exported_once(
 
 
 def test_an_export_also_spends_the_default_budget(db, world):
-    settings = {
-        **TEST_SETTINGS,
-        "MONGODB_DB": db.name,
-        "RATELIMIT_ENABLED": True,
-        "RATELIMIT_DEFAULT": "2 per minute",
-        "RATELIMIT_EXPORT": "10 per hour",
-    }
-    client = create_app(settings, mongo_client=db.client).test_client()
+    client = _limited(db, default="2 per minute", export="10 per hour")
     ada = bearer(world.token(user=world.user("Ada")))
     statuses = [client.get("/v1/requests/export", headers=ada).status_code for _ in range(3)]
     assert statuses == [200, 200, 429]

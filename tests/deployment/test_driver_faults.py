@@ -1,11 +1,11 @@
 """Faults the driver sees: a closed connection, a node shutting down or stepping down, a stall.
 
 Against a wire server of its own with MongoDB's `failCommand` fail point (a fail point is
-server-wide), through an app that builds its client from the configuration, as in
-production. Every request runs under one deadline, MONGODB_TIMEOUT_MS, and pymongo retries
-a read for as long as that deadline allows (the client-side operation timeout's rule): a
-fault that clears within it costs time, not the answer; one that lasts gives a 503 with
-`Retry-After` when the deadline is reached, never a 500.
+server-wide: tests/deployment/conftest.py), through an app that builds its client from the
+configuration, as in production. Every request runs under one deadline, MONGODB_TIMEOUT_MS,
+and pymongo retries a read for as long as that deadline allows (the client-side operation
+timeout's rule): a fault that clears within it costs time, not the answer; one that lasts
+gives a 503 with `Retry-After` when the deadline is reached, never a 500.
 """
 
 import contextlib
@@ -25,7 +25,6 @@ from app import create_app
 from tests.support.checks import assert_error
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
-from tests.support.wire_server import WireServer
 
 DEADLINE_MS = 2000
 # What the machine may add to a deadline: a shared two-core machine, other tests running.
@@ -39,25 +38,10 @@ NODE_GOING_AWAY = (91, 11600, 189, 10107, 6, 9001)
 
 
 @pytest.fixture(scope="module")
-def server():
-    """Its own: a fail point is server-wide, and a stall would hold up every other test."""
-    wire = WireServer().start()
-    yield wire
-    wire.close()
-
-
-@pytest.fixture(scope="module")
-def admin(server):
-    client = pymongo.MongoClient(server.uri, serverSelectionTimeoutMS=5000)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def database(admin):
+def database(fault_admin):
     name = f"faults_{uuid.uuid4().hex[:12]}"
-    yield admin[name]
-    admin.drop_database(name)
+    yield fault_admin[name]
+    fault_admin.drop_database(name)
 
 
 @pytest.fixture(scope="module")
@@ -99,34 +83,10 @@ def _app(server, database, mongo_client=None):
 
 
 @pytest.fixture(scope="module")
-def app(server, database):
-    app = _app(server, database)
+def app(fault_server, database):
+    app = _app(fault_server, database)
     yield app
     app.extensions["mongo"].close()
-
-
-class FailPoint:
-    def __init__(self, admin: pymongo.MongoClient):
-        self._admin = admin
-
-    def arm(self, commands, mode, **data) -> None:
-        self._admin.admin.command(
-            "configureFailPoint",
-            "failCommand",
-            mode=mode,
-            data={"failCommands": list(commands), **data},
-        )
-
-    def off(self) -> None:
-        self._admin.admin.command("configureFailPoint", "failCommand", mode="off")
-
-
-@pytest.fixture
-def fail_point(admin):
-    """`failCommand`, always disarmed at the end of the test."""
-    point = FailPoint(admin)
-    yield point
-    point.off()
 
 
 class _Recorder(monitoring.CommandListener):
@@ -147,12 +107,12 @@ class _Recorder(monitoring.CommandListener):
 
 
 @pytest.fixture(scope="module")
-def sent_by_path(server, database, stored):
+def sent_by_path(fault_server, database, stored):
     """{path: [(command name, command)]} for one request to each endpoint, and its body."""
     token, paths = stored
     recorder = _Recorder()
-    client = pymongo.MongoClient(server.uri, event_listeners=[recorder])
-    app = _app(server, database, mongo_client=client)
+    client = pymongo.MongoClient(fault_server.uri, event_listeners=[recorder])
+    app = _app(fault_server, database, mongo_client=client)
     sent = {}
     for path in paths:
         recorder.sent.clear()
@@ -280,9 +240,9 @@ PROBE_EVERY, PROBE_TIMEOUT = 0.2, 1.0
 
 
 @pytest.fixture(scope="module")
-def gunicorn(server, database):
+def gunicorn(fault_server, database):
     settings = {
-        "MONGODB_URI": server.uri,
+        "MONGODB_URI": fault_server.uri,
         "MONGODB_DB": database.name,
         "MONGODB_TIMEOUT_MS": str(DEADLINE_MS),
         "RATELIMIT_ENABLED": "false",

@@ -1,4 +1,5 @@
-"""Exports streamed through a real gunicorn, on a wire server of their own (contract 7.6).
+"""Exports streamed through a real gunicorn, on a wire server of their own (contract 7.6;
+tests/deployment/conftest.py).
 
 An export of REQUESTS requests starts within a second, and its worker's resident memory does
 not grow with it; a database failure after the first bytes cuts the response short (the client
@@ -15,14 +16,12 @@ import time
 import uuid
 
 import psutil
-import pymongo
 import pytest
 from bson import ObjectId
 
 from repositories.indexes import ensure_indexes
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
-from tests.support.wire_server import WireServer
 
 # The embedded engine fetches a request by id in about 1 ms, so a larger export would take
 # this test minutes; `make bench` measures 100,000 (docs/performance.md).
@@ -31,24 +30,9 @@ DEADLINE_MS = 3000
 
 
 @pytest.fixture(scope="module")
-def server():
-    """Its own: a fail point is server-wide."""
-    wire = WireServer().start()
-    yield wire
-    wire.close()
-
-
-@pytest.fixture(scope="module")
-def admin(server):
-    client = pymongo.MongoClient(server.uri, serverSelectionTimeoutMS=5000)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def stored(admin):
+def stored(fault_admin):
     """An organization with REQUESTS requests of the last 30 days, written in bulk."""
-    db = admin[f"exports_{uuid.uuid4().hex[:12]}"]
+    db = fault_admin[f"exports_{uuid.uuid4().hex[:12]}"]
     ensure_indexes(db)
     world = World(db)
     acme = world.organization("Acme")
@@ -72,28 +56,19 @@ def stored(admin):
         )
     token = bearer(world.token(organization=acme))
     yield {"db": db, "acme": acme, "token": token, "now": now}
-    admin.drop_database(db.name)
+    fault_admin.drop_database(db.name)
 
 
 @pytest.fixture(scope="module")
-def gunicorn(server, stored):
+def gunicorn(fault_server, stored):
     settings = {
-        "MONGODB_URI": server.uri,
+        "MONGODB_URI": fault_server.uri,
         "MONGODB_DB": stored["db"].name,
         "MONGODB_TIMEOUT_MS": str(DEADLINE_MS),
         "RATELIMIT_ENABLED": "false",
     }
     with GunicornServer(settings, workers=1, threads=2) as gunicorn:
         yield gunicorn
-
-
-@pytest.fixture
-def fail_point(admin):
-    def arm(mode, **data):
-        admin.admin.command("configureFailPoint", "failCommand", mode=mode, data=data)
-
-    yield arm
-    admin.admin.command("configureFailPoint", "failCommand", mode="off")
 
 
 @contextlib.contextmanager
@@ -145,14 +120,14 @@ def test_a_failure_after_the_first_bytes_cuts_the_response_short(gunicorn, store
     with _export(gunicorn, stored) as response:
         assert response.status == 200
         response.read1(1024)
-        fail_point("alwaysOn", failCommands=["find", "aggregate", "getMore"], errorCode=91)
+        fail_point.arm(["find", "aggregate", "getMore"], "alwaysOn", errorCode=91)
         with pytest.raises(http.client.IncompleteRead):
             response.read()
     assert "download cut short" in gunicorn.log()
 
 
 def test_a_failure_before_the_first_bytes_is_a_503(gunicorn, stored, fail_point):
-    fail_point("alwaysOn", failCommands=["find", "aggregate", "getMore"], errorCode=91)
+    fail_point.arm(["find", "aggregate", "getMore"], "alwaysOn", errorCode=91)
     with _export(gunicorn, stored) as response:
         assert response.status == 503 and response.getheader("Retry-After") == "1"
         assert json.loads(response.read())["code"] == 503
@@ -162,8 +137,7 @@ def test_each_batch_has_the_deadline_not_the_export(gunicorn, stored, fail_point
     """Eight queries slowed by a third of the deadline each: the export outlasts the deadline
     and completes. A batch blocked for longer is cut at its own deadline."""
     reads = ["find", "aggregate"]
-    slowed = {"failCommands": reads, "blockConnection": True, "blockTimeMS": DEADLINE_MS // 3}
-    fail_point({"times": 8}, **slowed)
+    fail_point.arm(reads, {"times": 8}, blockConnection=True, blockTimeMS=DEADLINE_MS // 3)
     recent = f"?createdFrom={(stored['now'] - dt.timedelta(seconds=3000)).isoformat()}Z"
     started = time.monotonic()
     with _export(gunicorn, stored, recent) as response:
@@ -173,7 +147,7 @@ def test_each_batch_has_the_deadline_not_the_export(gunicorn, stored, fail_point
     assert time.monotonic() - started > 2 * DEADLINE_MS / 1000
     with _export(gunicorn, stored, recent) as response:
         response.read1(1024)
-        fail_point("alwaysOn", failCommands=reads, blockConnection=True, blockTimeMS=60_000)
+        fail_point.arm(reads, "alwaysOn", blockConnection=True, blockTimeMS=60_000)
         cut = time.monotonic()
         with pytest.raises(http.client.IncompleteRead):
             response.read()

@@ -1,0 +1,48 @@
+"""A wire server of a module's own, with MongoDB's `failCommand` fail point.
+
+A fail point is server-wide, and a stall would hold up every other test: each module that
+arms one gets a server to itself (`fault_server`, module-scoped).
+"""
+
+import pymongo
+import pytest
+
+from tests.support.wire_server import WireServer
+
+
+@pytest.fixture(scope="module")
+def fault_server():
+    wire = WireServer().start()
+    yield wire
+    wire.close()
+
+
+@pytest.fixture(scope="module")
+def fault_admin(fault_server):
+    client = pymongo.MongoClient(fault_server.uri, serverSelectionTimeoutMS=5000)
+    yield client
+    client.close()
+
+
+class FailPoint:
+    def __init__(self, admin: pymongo.MongoClient):
+        self._admin = admin
+
+    def arm(self, commands, mode, **data) -> None:
+        self._admin.admin.command(
+            "configureFailPoint",
+            "failCommand",
+            mode=mode,
+            data={"failCommands": list(commands), **data},
+        )
+
+    def off(self) -> None:
+        self._admin.admin.command("configureFailPoint", "failCommand", mode="off")
+
+
+@pytest.fixture
+def fail_point(fault_admin):
+    """`failCommand` on `fault_server`, always disarmed at the end of the test."""
+    point = FailPoint(fault_admin)
+    yield point
+    point.off()
