@@ -13,7 +13,7 @@ import commands
 from access import authentication
 from blueprints import bot_requests, bots, exports, health, usage
 from blueprints.converters import ObjectIdConverter
-from runtime import admission, database, logs
+from runtime import admission, changes, database, logs
 from runtime.config import settings_from_env
 from web import caching, errors, metrics, openapi, rate_limits, request_ids, request_log
 
@@ -72,6 +72,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
 
     database.init_app(app, mongo_client)
     admission.init_app(app)
+    changes.init_app(app)
     authentication.init_app(app)
     errors.init_app(app)
     request_ids.init_app(app)

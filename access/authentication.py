@@ -3,23 +3,20 @@
 When JWT support is configured (`jwt_tokens`), a signed access token naming a user is
 accepted too. Either way the resolved `Caller` is what `auth.current_user()` returns.
 
-By default every request reads what its token stands for from the database, in one round
-trip (the stored token with its user or organization, or a JWT's user): a revocation, a role
-change or a removed membership must apply to the caller's next request in every worker,
-whoever wrote it (docs/deployment.md, Revocation, role and membership changes). The opt-in
-`TokenCache` trades that for one round trip less. It is keyed by the token's hash and keeps
-no unknown token, so a newly issued token works at once and guessing fills no memory; expiry
-is checked on every use either way (a stored token's `expiresAt`, a JWT's `exp`).
+Every request reads what its token stands for from the database, in one round trip (the
+stored token with its user or organization, or a JWT's user), unless the worker's token cache
+holds it: that cache is kept exact by a change stream (`runtime.changes`), so a revocation, a
+role change or a removed membership still reaches every worker within a second, whoever wrote
+it. It is keyed by the token's hash and keeps no unknown token, so a newly issued token works
+at once and guessing fills no memory; expiry is checked on every use either way (a stored
+token's `expiresAt`, a JWT's `exp`).
 """
 
 import datetime as dt
 import hashlib
 import secrets
-from collections.abc import Callable
-from threading import Lock
 
 from blinker import Namespace
-from cachetools import TTLCache
 from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
 
@@ -41,40 +38,12 @@ auth = HTTPTokenAuth(scheme="Bearer")
 authentication_failed = Namespace().signal("authentication-failed")
 
 
-class TokenCache:
-    """Documents by token hash, bounded in number and age; safe across threads."""
-
-    def __init__(self, size: int, seconds: float):
-        self._documents = TTLCache(size, seconds) if size > 0 and seconds > 0 else None
-        self._lock = Lock()
-
-    @property
-    def delay(self) -> float:
-        """Seconds a change to a token or its owner may go unseen by a worker; 0 when off."""
-        return 0 if self._documents is None else self._documents.ttl
-
-    def find(self, token_hash: str, load: Callable[[str], dict | None]) -> dict | None:
-        if self._documents is None:
-            return load(token_hash)
-        with self._lock:
-            document = self._documents.get(token_hash)
-        if document is None:
-            document = load(token_hash)
-            if document is not None:
-                with self._lock:
-                    self._documents[token_hash] = document
-        return document
-
-
 def init_app(app: Flask) -> None:
     app.extensions["jwt"] = JwtVerifier.from_settings(
         app.config.get("JWT_SECRET"),
         app.config.get("JWT_PUBLIC_KEY"),
         app.config.get("JWT_AUDIENCE"),
         app.config.get("JWT_ISSUER"),
-    )
-    app.extensions["token_cache"] = TokenCache(
-        app.config["TOKEN_CACHE_SIZE"], app.config["TOKEN_CACHE_SECONDS"]
     )
 
 
@@ -118,17 +87,30 @@ def _jwt_caller(token: str) -> Caller | None:
     user_id = verifier.user_id(token)
     if user_id is None:
         return None
-    user = current_app.extensions["token_cache"].find(
-        hash_token(token), lambda _: UserRepository(get_db()).find(user_id)
+    user = current_app.extensions["token_cache"].get(
+        hash_token(token),
+        lambda: UserRepository(get_db()).find(user_id),
+        lambda user: [("users", user["_id"])],
     )
     return None if user is None else _user_caller(user)
 
 
 def _opaque_caller(token: str) -> Caller | None:
-    document = current_app.extensions["token_cache"].find(
-        hash_token(token), lambda token_hash: TokenRepository(get_db()).find(token_hash)
+    token_hash = hash_token(token)
+    document = current_app.extensions["token_cache"].get(
+        token_hash, lambda: TokenRepository(get_db()).find(token_hash), _made_of
     )
     return caller_for(document, timestamps.now())
+
+
+def _made_of(document: dict) -> list[tuple[str, object]]:
+    """The token, and what it names, found or not: a user created later under that id
+    changes what the token stands for too."""
+    return [
+        ("tokens", document["_id"]),
+        ("users", document.get("user")),
+        ("organizations", document.get("organization")),
+    ]
 
 
 @auth.verify_token

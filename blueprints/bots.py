@@ -1,9 +1,11 @@
 """Bots: the catalogue (4.5, 4.7) and each organization's own bots (4.6, 4.8)."""
 
+from flask import current_app
+
 from access import policy
 from access.authentication import current_caller
 from blueprints.arguments import Blueprint
-from repositories.bots import BotRepository
+from repositories.catalogue import Catalogue
 from runtime.database import get_db
 from schemas.bots import (
     BotSchema,
@@ -42,7 +44,7 @@ def list_bots(query):
     the caller's organizations. Sorted by name unless `sortBy` says otherwise.
     """
     visibility = policy.bots(current_caller(), query.custom)
-    return BotRepository(get_db()).find_page(visibility, query)
+    return _catalogue().find_page(visibility, query)
 
 
 @blp.route("/bots/<slug>/")
@@ -64,7 +66,7 @@ def get_bot(slug, fields=None):
     """
     access = policy.bot(current_caller())
     check(fields, OneBotSchema.views[access.detailed])
-    return selected(BotRepository(get_db()).get(access, slug, fields), fields)
+    return selected(_catalogue().get(access, slug, fields), fields)
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/")
@@ -80,7 +82,7 @@ def list_organization_bots(organization_id, query):
     Each bot carries its `organizationId`. Sorted by name unless `sortBy` says otherwise.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    return BotRepository(get_db()).find_page(visibility, query)
+    return _catalogue().find_page(visibility, query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/<slug>/")
@@ -96,5 +98,9 @@ def get_organization_bot(organization_id, slug, fields=None):
     A bot that is not the organization's is a 404.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    bot = BotRepository(get_db()).get_with_organization(visibility, slug, fields)
+    bot = _catalogue().get_with_organization(visibility, slug, fields)
     return selected(bot, fields)
+
+
+def _catalogue() -> Catalogue:
+    return Catalogue(current_app.extensions["catalogue_cache"], get_db)

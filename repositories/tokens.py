@@ -31,6 +31,8 @@ class TokenRepository:
             {
                 "$project": {
                     "kind": 1,
+                    "user": 1,
+                    "organization": 1,
                     "expiresAt": 1,
                     "revokedAt": 1,
                     "users._id": 1,

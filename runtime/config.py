@@ -159,9 +159,9 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "JWT_PUBLIC_KEY": _text(environ, "JWT_PUBLIC_KEY"),
         "JWT_AUDIENCE": _text(environ, "JWT_AUDIENCE"),
         "JWT_ISSUER": _text(environ, "JWT_ISSUER"),
-        # How long a looked-up token is trusted without asking the database again (0: never),
-        # which is also how long a revoked token may still be accepted; and how many are kept.
-        "TOKEN_CACHE_SECONDS": _seconds(environ, "TOKEN_CACHE_SECONDS", 0),
+        # The caches kept exact by a change stream (runtime/changes.py); 0 turns one off.
+        "TOKEN_CACHE_SECONDS": _seconds(environ, "TOKEN_CACHE_SECONDS", 300),
         "TOKEN_CACHE_SIZE": integer(environ, "TOKEN_CACHE_SIZE", 10000),
+        "CATALOGUE_CACHE_SIZE": integer(environ, "CATALOGUE_CACHE_SIZE", 1000),
         "METRICS_PORT": optional_port(environ, "METRICS_PORT"),
     }

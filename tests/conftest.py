@@ -7,6 +7,7 @@ or whatever `MONGODB_URI` names (a real MongoDB, say).
 import contextlib
 import os
 import socket
+import time
 import uuid
 
 import mongomock
@@ -91,12 +92,45 @@ def module_gunicorn(wire_uri, wire_client):
             yield server
 
 
-TEST_SETTINGS = {"TESTING": True, "RATELIMIT_ENABLED": False}
+# The caches are exact within a second of a write (runtime/changes.py), not at the next
+# request: tests that write while an app runs turn them on where they test them (`cached_app`).
+TEST_SETTINGS = {
+    "TESTING": True,
+    "RATELIMIT_ENABLED": False,
+    "TOKEN_CACHE_SECONDS": 0,
+    "CATALOGUE_CACHE_SIZE": 0,
+}
 
 
 @pytest.fixture
 def app(db):
     return create_app({**TEST_SETTINGS, "MONGODB_DB": db.name}, mongo_client=db.client)
+
+
+@pytest.fixture
+def cached_app(wire_db):
+    """Apps over `wire_db` with both caches on, their change stream already live; closed at
+    teardown. `mongo_client` may be a client of the test's own (counting commands, say)."""
+    apps = []
+
+    def make(mongo_client=None, **config) -> Flask:
+        settings = {"TESTING": True, "RATELIMIT_ENABLED": False, "MONGODB_DB": wire_db.name}
+        app = create_app({**settings, **config}, mongo_client=mongo_client or wire_db.client)
+        apps.append(app)
+        wait_until(lambda: app.extensions["changes"].live, "the change stream is live")
+        return app
+
+    yield make
+    for app in apps:
+        app.extensions["changes"].stop()
+
+
+def wait_until(condition, what: str, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"Not within {seconds} s: {what}.")
+        time.sleep(0.02)
 
 
 @pytest.fixture

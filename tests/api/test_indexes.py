@@ -34,6 +34,7 @@ from schemas.queries import (
     OrganizationBotRequestListQuery,
 )
 from tests.api.test_round_trips import CommandLog
+from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World, bearer
 
 FILLER_BOTS = 6_000
@@ -176,7 +177,7 @@ def captured(wire_uri, wire_client):
     _fill(db)
     urls = _urls(World(db))
     ensure_indexes(db)
-    api = create_app({"TESTING": True, "MONGODB_DB": db.name}, mongo_client=client).test_client()
+    api = create_app({**TEST_SETTINGS, "MONGODB_DB": db.name}, mongo_client=client).test_client()
     for token, url in urls:
         assert api.get(url, headers=bearer(token)).status_code == 200, url
     commands = {}

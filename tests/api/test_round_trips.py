@@ -1,11 +1,11 @@
 """Database round trips of a warm request, counted with pymongo's command monitoring.
 
-A warm request costs one round trip for its caller (the token with its user or organization,
-in one aggregation: nothing is cached by default, so a revocation applies at once) plus a
+With the caches off (TEST_SETTINGS), a warm request costs one round trip for its caller (the
+token with its user or organization, in one aggregation) plus a
 small fixed number per endpoint, the same for a page of 1 and of 100 and for ten times the
 data; no N+1, joins only for the page's items, which are fetched by id, never more than
 `limit` of them, even deep in the list. Only on the wire-protocol server: mongomock has no
-wire and no monitoring.
+wire and no monitoring. With the caches on, tests/api/test_exact_caches.py counts what is left.
 """
 
 import datetime as dt
@@ -20,6 +20,7 @@ from pymongo import monitoring
 from app import create_app
 from repositories import keyset_pages
 from repositories.indexes import ensure_indexes
+from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World, bearer
 
 
@@ -60,7 +61,7 @@ def monitored(wire_uri, wire_client, log):
     ensure_indexes(db)
 
     def test_client(**config):
-        config = {"TESTING": True, "MONGODB_DB": db.name, **config}
+        config = {**TEST_SETTINGS, "MONGODB_DB": db.name, **config}
         return create_app(config, mongo_client=client).test_client()
 
     yield db, test_client
@@ -143,18 +144,6 @@ def test_warm_request_costs_a_fixed_number_of_round_trips(monitored, log, endpoi
         assert lookup["aggregate"] == "tokens", lookup
         counted.append(len(commands))
     assert counted == [expected] * 3, [sorted(command) for command in commands]
-
-
-def test_with_the_token_cache_on_a_warm_request_asks_nothing_about_its_caller(monitored, log):
-    """The opt-in cache saves exactly the caller's lookup, at the price of a revocation delay."""
-    db, test_client = monitored
-    scene = _scene(db)
-    path, expected, _ = ENDPOINTS["bots"]
-
-    commands = _warm_commands(test_client(TOKEN_CACHE_SECONDS=60), log, path, scene["token"])
-
-    assert not _about_the_caller(commands)
-    assert len(commands) == expected - 1
 
 
 def test_a_jwt_costs_one_lookup_of_its_user_like_an_opaque_token(monitored, log):

@@ -11,6 +11,7 @@ import pytest
 
 from app import create_app
 from runtime.database import get_db
+from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World, bearer
 from tests.support.wire_server import WireServer
 
@@ -31,7 +32,7 @@ def app(server):
     """An app that builds its own client from the configuration, as in production."""
     app = create_app(
         {
-            "TESTING": True,
+            **TEST_SETTINGS,
             "MONGODB_URI": server.uri,
             "MONGODB_DB": f"faults_{uuid.uuid4().hex[:8]}",
             "MONGODB_TIMEOUT_MS": DRIVER_TIMEOUT_MS,

@@ -22,6 +22,7 @@ import pytest
 from pymongo import monitoring
 
 from app import create_app
+from tests.conftest import TEST_SETTINGS
 from tests.support.checks import assert_error
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
@@ -73,7 +74,7 @@ def stored(database):
 
 def _app(server, database, mongo_client=None):
     settings = {
-        "TESTING": True,
+        **TEST_SETTINGS,
         "MONGODB_URI": server.uri,
         "MONGODB_DB": database.name,
         "MONGODB_TIMEOUT_MS": DEADLINE_MS,

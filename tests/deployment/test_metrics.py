@@ -16,7 +16,6 @@ import mongomock
 import psutil
 import pytest
 from prometheus_client import REGISTRY
-from prometheus_client.parser import text_string_to_metric_families
 from pymongo.errors import OperationFailure
 
 from access.authentication import new_token
@@ -25,28 +24,11 @@ from repositories.tokens import TokenRepository
 from tests.conftest import TEST_SETTINGS
 from tests.support import ROOT
 from tests.support.factories import World, bearer
+from tests.support.metrics import scrape
 from tests.support.wire_server import free_port
 
 FLASK = Path(sys.executable).with_name("flask")
 DURATION = "botcatalogue_http_request_duration_seconds"
-
-
-def _scrape(port: int, path: str = "/metrics") -> Counter:
-    """{(sample name, sorted labels): value} from the text the metrics port serves."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        assert response.status == 200
-        assert response.getheader("Content-Type").startswith("text/plain")
-        text = response.read().decode()
-    finally:
-        connection.close()
-    samples = Counter()
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            samples[sample.name, tuple(sorted(sample.labels.items()))] = sample.value
-    return samples
 
 
 def _requests(endpoint: str, status: int) -> tuple:
@@ -173,12 +155,12 @@ def test_the_figures_are_summed_over_both_workers(gunicorn, wire_db, per_worker)
     metrics_port = free_port()
     server = gunicorn({"METRICS_PORT": str(metrics_port), "RATELIMIT_DEFAULT": "2 per minute"})
     connections = per_worker(server)
-    before = _scrape(metrics_port)
+    before = scrape(metrics_port)
 
     expected = Counter()
     for connection in connections.values():
         expected += _drive(server, connection, token, other_token)
-    after = _scrape(metrics_port)
+    after = scrape(metrics_port)
 
     assert expected == Counter(
         {
@@ -202,7 +184,7 @@ def test_the_figures_are_summed_over_both_workers(gunicorn, wire_db, per_worker)
     while victim in server.worker_pids() or len(server.worker_pids()) < 2:
         assert time.monotonic() < deadline, server.log()[-2000:]
         time.sleep(0.1)
-    kept = _scrape(metrics_port, "/")
+    kept = scrape(metrics_port, "/")
     assert {key: kept[key] for key in expected} == {key: after[key] for key in expected}
 
 
@@ -221,7 +203,7 @@ def test_database_errors_are_summed_over_both_workers(gunicorn, per_worker):
     for connection in connections.values():
         assert server.request("GET", "/v1/bots/", bearer(new_token()), connection)[0] == 503
         assert server.request("GET", "/readyz", connection=connection)[0] == 503
-    scraped = _scrape(metrics_port)
+    scraped = scrape(metrics_port)
 
     assert scraped[_database_errors("ServerSelectionTimeoutError")] == 4
     assert scraped[_requests("/v1/bots/", 503)] == 2
@@ -283,7 +265,7 @@ def test_flask_run_serves_its_own_figures(wire_uri, wire_db, options):
         while True:
             try:
                 assert _get(api_port, "/healthz") == 200
-                before = _scrape(metrics_port)
+                before = scrape(metrics_port)
                 break
             except OSError:
                 assert process.poll() is None, process.communicate()[1][-3000:]
@@ -292,7 +274,7 @@ def test_flask_run_serves_its_own_figures(wire_uri, wire_db, options):
         for _ in range(3):
             assert _get(api_port, "/healthz") == 200
 
-        assert _delta(before, _scrape(metrics_port))[_requests("/healthz", 200)] == 3
+        assert _delta(before, scrape(metrics_port))[_requests("/healthz", 200)] == 3
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.communicate(timeout=15)

@@ -30,7 +30,7 @@ class GunicornServer:
         self.port = free_port()
         self.app = app
         self.workers = workers
-        self._env = {
+        self.env = {
             **os.environ,
             "HOST": "127.0.0.1",
             "PORT": str(self.port),
@@ -46,7 +46,7 @@ class GunicornServer:
             self._process = subprocess.Popen(
                 [str(GUNICORN), self.app, "--keep-alive", "60"],
                 cwd=ROOT,
-                env=self._env,
+                env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )

@@ -1,0 +1,381 @@
+"""The token cache and the bot catalogue cache, kept exact by a change stream (contract 7.7,
+7.8), in one process on the wire-protocol server; every worker of a gunicorn is proven in
+tests/deployment/test_revocation.py and test_catalogue_changes.py.
+
+A change must reach the cache within a second of its write. Each test first proves that the
+answer was served from the cache (no command reached the database), so that a test of
+invalidation cannot pass by the cache being off.
+"""
+
+import datetime as dt
+import threading
+import time
+
+import pymongo
+import pytest
+
+from access.authentication import hash_token
+from app import create_app
+from tests.api.test_round_trips import CommandLog
+from tests.conftest import TEST_SETTINGS, wait_until
+from tests.support.factories import World, bearer
+
+SECOND = 1.0
+
+
+@pytest.fixture
+def log():
+    return CommandLog()
+
+
+@pytest.fixture
+def monitored_client(wire_uri, log):
+    client = pymongo.MongoClient(
+        wire_uri, event_listeners=[log], datetime_conversion="DATETIME_AUTO"
+    )
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def world(wire_db):
+    return World(wire_db)
+
+
+@pytest.fixture
+def client(cached_app, monitored_client):
+    return cached_app(monitored_client).test_client()
+
+
+def _reads(log: CommandLog, *collections: str) -> list[dict]:
+    """The reads sent since the last call, of these collections (of any, when none)."""
+    return _addressed(log.take(), *collections)
+
+
+def _addressed(commands: list[dict], *collections: str) -> list[dict]:
+    """Reads of collections, not the change stream's (an aggregate on the database)."""
+    return [
+        command
+        for command in commands
+        if (name := _collection(command)) is not None and (not collections or name in collections)
+    ]
+
+
+def _collection(command: dict) -> str | None:
+    verb, target = next(iter(command.items()))
+    if verb == "getMore":
+        target = command["collection"]
+    reads = ("find", "aggregate", "count", "distinct", "getMore")
+    return target if verb in reads and isinstance(target, str) and "$" not in target else None
+
+
+def _within_a_second(check) -> float:
+    """Seconds until `check()` holds, asked as often as a busy client would; fails past one."""
+    start = time.monotonic()
+    while not check():
+        assert time.monotonic() - start < SECOND, "not within a second of the write"
+        time.sleep(0.01)
+    return time.monotonic() - start
+
+
+def _warm(client, path: str, token: str, log: CommandLog):
+    """Asks until an answer comes from the caches alone, or is an error (never cached)."""
+    deadline = time.monotonic() + 5
+    while True:
+        log.take()
+        response = client.get(path, headers=bearer(token))
+        if response.status_code != 200 or not _reads(log):
+            return response
+        assert time.monotonic() < deadline, "never served from the caches"
+
+
+def test_twenty_cached_requests_send_no_command_about_their_caller(client, world, log):
+    token = world.token(user=world.user("Ada"))
+    _warm(client, "/v1/bots/", token, log)
+
+    for _ in range(20):
+        assert client.get("/v1/bots/", headers=bearer(token)).status_code == 200
+        assert client.get("/v1/requests/", headers=bearer(token)).status_code == 200
+
+    commands = log.take()
+    assert _addressed(commands, "tokens", "users", "organizations") == []
+    assert _addressed(commands, "botrequests"), "bot requests are never cached"
+
+
+def test_warm_bot_endpoints_send_no_command_at_all(client, world, log):
+    acme = world.organization("Acme")
+    token = world.token(user=world.user("Ada", organizations=[acme]))
+    world.bot("public-bot", service=world.service(), tags=[world.tag()])
+    world.bot("acme-bot", organization=acme, is_public=False)
+    paths = [
+        "/v1/bots/",
+        "/v1/bots/?custom=true&fields=id,name",
+        "/v1/bots/?service=writing&sortBy=creditCost:desc",
+        "/v1/bots/?pagination=keyset&limit=1",
+        "/v1/bots/public-bot/",
+        f"/v1/organizations/{acme}/bots/",
+        f"/v1/organizations/{acme}/bots/acme-bot/",
+    ]
+    first = {path: _warm(client, path, token, log).get_json() for path in paths}
+
+    again = {path: client.get(path, headers=bearer(token)).get_json() for path in paths}
+
+    assert _reads(log) == []
+    assert again == first
+
+
+@pytest.mark.parametrize(
+    "change, then",
+    [
+        ("revoke", 401),
+        ("expire", 401),
+        ("delete token", 401),
+        ("delete user", 401),
+        ("demote", "no private bot"),
+        ("remove membership", 403),
+    ],
+)
+def test_a_change_to_a_caller_reaches_the_cache_within_a_second(
+    client, world, wire_db, log, change, then
+):
+    acme = world.organization("Acme")
+    admin = world.user("Root", organizations=[acme], role="admin")
+    token = world.token(user=admin)
+    world.bot("private-bot", organization=world.organization("Globex"), is_public=False)
+    path = f"/v1/organizations/{acme}/bots/" if then == 403 else "/v1/bots/"
+    assert _warm(client, path, token, log).status_code == 200
+    now = dt.datetime.now(dt.UTC)
+    token_filter = {"tokenHash": hash_token(token)}
+    {
+        "revoke": lambda: wire_db.tokens.update_one(token_filter, {"$set": {"revokedAt": now}}),
+        "expire": lambda: wire_db.tokens.update_one(token_filter, {"$set": {"expiresAt": now}}),
+        "delete token": lambda: wire_db.tokens.delete_one(token_filter),
+        "delete user": lambda: wire_db.users.delete_one({"_id": admin}),
+        "demote": lambda: wire_db.users.update_one({"_id": admin}, {"$set": {"role": "user"}}),
+        "remove membership": lambda: wire_db.users.update_one(
+            {"_id": admin}, {"$pull": {"organizations": acme}}
+        ),
+    }[change]()
+
+    def applied() -> bool:
+        response = client.get(path, headers=bearer(token))
+        if then == "no private bot":
+            return response.get_json()["totalResults"] == 0
+        return response.status_code == then
+
+    _within_a_second(applied)
+
+
+def test_a_cached_token_is_refused_once_it_expires_without_asking_the_database(client, world, log):
+    expires_at = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
+    token = world.token(user=world.user("Ada"), expires_at=expires_at)
+    _warm(client, "/v1/bots/", token, log)
+
+    time.sleep(max(0.0, (expires_at - dt.datetime.now(dt.UTC)).total_seconds()) + 0.05)
+
+    assert client.get("/v1/bots/", headers=bearer(token)).status_code == 401
+    assert _reads(log, "tokens", "users") == []
+
+
+def test_an_unknown_token_is_not_kept_so_a_new_one_works_at_once(client, world, wire_db):
+    raw = "bcs_issued-after-a-first-try"
+    assert client.get("/v1/bots/", headers=bearer(raw)).status_code == 401
+
+    wire_db.tokens.insert_one({"tokenHash": hash_token(raw), "kind": "user", "user": world.user()})
+
+    assert client.get("/v1/bots/", headers=bearer(raw)).status_code == 200
+
+
+def test_a_token_of_a_missing_user_works_once_that_user_is_created(client, world, wire_db, log):
+    """What a token names is part of its entry even when it was not found."""
+    user_id = world.user("Ada")
+    token = world.token(user=user_id)
+    user = wire_db.users.find_one_and_delete({"_id": user_id})
+    assert client.get("/v1/bots/", headers=bearer(token)).status_code == 401
+
+    wire_db.users.insert_one(user)
+
+    _within_a_second(lambda: client.get("/v1/bots/", headers=bearer(token)).status_code == 200)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["rename", "delete", "unpublish", "publish", "retag", "rename service", "new bot", "drop"],
+)
+def test_a_change_to_the_catalogue_reaches_the_cache_within_a_second(
+    client, world, wire_db, log, change
+):
+    token = world.token(user=world.user("Ada"))
+    service = world.service("Writing", "writing")
+    fun, dull = world.tag("fun"), world.tag("dull")
+    world.bot("shown", name="Shown", service=service, tags=[fun])
+    world.bot("hidden", name="Hidden", is_public=False)
+    path = "/v1/bots/?fields=slug,name"
+    detail = "/v1/bots/shown/"
+    by_tag = f"/v1/bots/?tags={fun}"
+    by_service = "/v1/bots/?service=writing"
+    for warmed in (path, detail, by_tag, by_service):
+        _warm(client, warmed, token, log)
+    shown = {"slug": "shown"}
+    write, look, expected = {
+        "rename": (
+            lambda: wire_db.bots.update_one(shown, {"$set": {"name": "Renamed"}}),
+            detail,
+            lambda body: body["name"] == "Renamed",
+        ),
+        "delete": (
+            lambda: wire_db.bots.delete_one(shown),
+            detail,
+            lambda body: body.get("code") == 404,
+        ),
+        "unpublish": (
+            lambda: wire_db.bots.update_one(shown, {"$set": {"isPublic": False}}),
+            path,
+            lambda body: body["totalResults"] == 0,
+        ),
+        "publish": (
+            lambda: wire_db.bots.update_one({"slug": "hidden"}, {"$set": {"isPublic": True}}),
+            path,
+            lambda body: body["totalResults"] == 2,
+        ),
+        "retag": (
+            lambda: wire_db.bots.update_one(shown, {"$set": {"tags": [dull]}}),
+            by_tag,
+            lambda body: body["totalResults"] == 0,
+        ),
+        "rename service": (
+            lambda: wire_db.services.update_one({"_id": service}, {"$set": {"name": "Prose"}}),
+            by_service,
+            lambda body: body["totalResults"] == 0,
+        ),
+        "new bot": (
+            lambda: world.bot("newer", name="Newer"),
+            path,
+            lambda body: body["totalResults"] == 2,
+        ),
+        "drop": (
+            lambda: wire_db.bots.drop(),
+            path,
+            lambda body: body["totalResults"] == 0,
+        ),
+    }[change]
+    write()
+
+    _within_a_second(lambda: expected(client.get(look, headers=bearer(token)).get_json()))
+
+
+def test_a_change_between_a_misss_read_and_its_storing_is_not_lost(cached_app, world, wire_db):
+    """The classic race, made to happen: the load reads the token, then the revocation is
+    written and reaches the stream, then the load's stale answer comes back to be stored."""
+    app = cached_app()
+    cache = app.extensions["token_cache"]
+    token = world.token(user=world.user("Ada"))
+    token_hash = hash_token(token)
+    revoked = threading.Event()
+    generation = cache._generation
+
+    def load_then_revoke():
+        document = wire_db.tokens.find_one({"tokenHash": token_hash})
+        wire_db.tokens.update_one(
+            {"tokenHash": token_hash}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
+        )
+        wait_until(lambda: cache._generation != generation, "the stream saw the revocation")
+        revoked.set()
+        return document
+
+    stale = cache.get(token_hash, load_then_revoke, lambda doc: [("tokens", doc["_id"])])
+
+    assert stale["revokedAt"] is None and revoked.is_set()
+    fresh = cache.get(
+        token_hash, lambda: wire_db.tokens.find_one({"tokenHash": token_hash}), lambda d: []
+    )
+    assert fresh["revokedAt"] is not None
+
+
+def test_callers_who_see_different_bots_never_share_an_answer(client, world, log):
+    """Keys are the caller's visibility: members of other organizations, an organization
+    token and an admin each get their own page, though the query is the same."""
+    acme, globex = world.organization("Acme"), world.organization("Globex")
+    world.bot("public-bot")
+    world.bot("acme-bot", organization=acme, is_public=False)
+    world.bot("globex-bot", organization=globex, is_public=False)
+    callers = {
+        "acme member": world.token(user=world.user("Ada", organizations=[acme])),
+        "globex member": world.token(user=world.user("Bob", organizations=[globex])),
+        "acme token": world.token(organization=acme),
+        "admin": world.token(user=world.user("Root", role="admin")),
+        "nobody's member": world.token(user=world.user("Carol")),
+    }
+    expected = {
+        "acme member": ["acme-bot", "public-bot"],
+        "globex member": ["globex-bot", "public-bot"],
+        "acme token": ["public-bot"],
+        "admin": ["acme-bot", "globex-bot", "public-bot"],
+        "nobody's member": ["public-bot"],
+    }
+    for token in callers.values():
+        _warm(client, "/v1/bots/?sortBy=slug", token, log)
+
+    for caller, token in callers.items():
+        body = client.get("/v1/bots/?sortBy=slug", headers=bearer(token)).get_json()
+        assert [bot["slug"] for bot in body["results"]] == expected[caller], caller
+    assert _reads(log) == []
+    for caller, token in callers.items():
+        detail = client.get("/v1/bots/acme-bot/", headers=bearer(token))
+        assert detail.status_code == (200 if "acme" in caller or caller == "admin" else 404)
+        assert ("isPublic" in detail.get_json()) == (caller == "admin")
+
+
+def test_a_cached_answer_is_the_answer_without_the_cache(client, world, wire_db, log):
+    """Every bot endpoint, many parameters, several callers: once warm, the cache changes
+    nothing a client can see, headers included."""
+    uncached = create_app(
+        {**TEST_SETTINGS, "MONGODB_DB": wire_db.name}, mongo_client=wire_db.client
+    )
+    acme = world.organization("Acme")
+    writing, fun = world.service("Writing", "writing"), world.tag("fun")
+    for n in range(7):
+        world.bot(f"public-{n}", credit_cost=n % 3, service=writing if n % 2 else None, tags=[fun])
+        world.bot(f"acme-{n}", organization=acme, is_public=n % 2 == 0, tags=[fun] * (n % 2))
+    tokens = [
+        world.token(user=world.user("Ada", organizations=[acme])),
+        world.token(organization=acme),
+        world.token(user=world.user("Root", role="admin")),
+    ]
+    paths = [
+        "/v1/bots/?limit=3&page=2",
+        "/v1/bots/?custom=true&sortBy=creditCost:desc,name",
+        f"/v1/bots/?tags={fun}&fields=id,slug,creditCost",
+        "/v1/bots/?service=writing&count=none",
+        "/v1/bots/?pagination=keyset&limit=4",
+        "/v1/bots/?name=ACME",
+        "/v1/bots/acme-1/",
+        "/v1/bots/acme-2/?fields=name",
+        "/v1/bots/nothing-here/",
+        f"/v1/organizations/{acme}/bots/?limit=2",
+        f"/v1/organizations/{acme}/bots/acme-3/",
+    ]
+    for token in tokens:
+        for path in paths:
+            cached = _warm(client, path, token, log)
+            direct = uncached.test_client().get(path, headers=bearer(token))
+            assert cached.status_code == direct.status_code, path
+            assert cached.get_json() == direct.get_json(), path
+            assert cached.headers.get("ETag") == direct.headers.get("ETag"), path
+            assert cached.headers.get("Link") == direct.headers.get("Link"), path
+
+
+def test_a_cache_sized_zero_is_off_and_no_stream_is_opened(wire_db, monitored_client, world, log):
+    before = {thread for thread in threading.enumerate() if thread.name == "change-feed"}
+    app = create_app({**TEST_SETTINGS, "MONGODB_DB": wire_db.name}, mongo_client=monitored_client)
+    client = app.test_client()
+    token = world.token(user=world.user("Ada"))
+
+    for _ in range(3):
+        assert client.get("/v1/bots/", headers=bearer(token)).status_code == 200
+        commands = log.take()
+        assert _addressed(commands, "tokens") and _addressed(commands, "bots")
+        assert not any("$changeStream" in str(command) for command in commands)
+
+    after = {thread for thread in threading.enumerate() if thread.name == "change-feed"}
+    assert after == before
