@@ -1,4 +1,5 @@
-"""A wire server of a module's own, with MongoDB's `failCommand` fail point.
+"""A wire server of a module's own, with MongoDB's `failCommand` fail point; and connections
+held by each worker of a gunicorn.
 
 A fail point is server-wide, and a stall would hold up every other test: each module that
 arms one gets a server to itself (`fault_server`, module-scoped).
@@ -46,3 +47,18 @@ def fail_point(fault_admin):
     point = FailPoint(fault_admin)
     yield point
     point.off()
+
+
+@pytest.fixture
+def open_connections():
+    """Opens one keep-alive connection held by each worker of a server; closed at teardown."""
+    opened = []
+
+    def open_for(server) -> list:
+        found = list(server.connections_per_worker().values())
+        opened.extend(found)
+        return found
+
+    yield open_for
+    for connection in opened:
+        connection.close()

@@ -13,7 +13,6 @@ import datetime as dt
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -22,14 +21,13 @@ import pytest
 
 from access.authentication import hash_token
 from tests.support import ROOT
-from tests.support.factories import World, bearer
+from tests.support.factories import World
 from tests.support.gunicorn_server import GunicornServer
-from tests.support.metrics import scrape
 from tests.support.wire_server import free_port
+from tests.support.workers import cached_in_every_worker, statuses, within_a_second
 
 FLASK = Path(sys.executable).with_name("flask")
 JWT_SECRET = "a-test-secret-of-at-least-32-bytes!"
-LOOKUPS = "botcatalogue_cache_lookups_total"
 
 
 @pytest.fixture(scope="module")
@@ -59,61 +57,6 @@ def stored(database):
     return World(database)
 
 
-@pytest.fixture
-def open_connections():
-    """Opens one keep-alive connection held by each worker of a server; closed at teardown."""
-    opened = []
-
-    def open_for(server: GunicornServer) -> list:
-        found = list(server.connections_per_worker().values())
-        opened.extend(found)
-        return found
-
-    yield open_for
-    for connection in opened:
-        connection.close()
-
-
-def _every_worker(server: GunicornServer, connections: list, path: str, token: str) -> list:
-    """(status, body) of the same request sent once on each worker's connection."""
-    answers = []
-    for connection in connections:
-        status, _, body = server.request("GET", path, bearer(token), connection=connection)
-        answers.append((status, body))
-    return answers
-
-
-def _statuses(answers: list) -> list[int]:
-    return [status for status, _ in answers]
-
-
-def _hits(server: GunicornServer, cache: str) -> float:
-    port = int(server.env["METRICS_PORT"])
-    return scrape(port)[LOOKUPS, (("cache", cache), ("result", "hit"))]
-
-
-def cached_in_every_worker(server, connections, path, token, cache="tokens") -> list:
-    """The answers of a round in which every worker answered from its cache."""
-    deadline = time.monotonic() + 10
-    while True:
-        before = _hits(server, cache)
-        answers = _every_worker(server, connections, path, token)
-        if _hits(server, cache) - before == len(connections):
-            return answers
-        assert time.monotonic() < deadline, f"not every worker answered from its {cache} cache"
-
-
-def within_a_second(server, connections, path, token, shown) -> list:
-    """Every worker's answer once `shown(status, body)` holds for all; fails past a second."""
-    start = time.monotonic()
-    while True:
-        answers = _every_worker(server, connections, path, token)
-        if all(shown(status, body) for status, body in answers):
-            return answers
-        assert time.monotonic() - start < 1, f"not within a second: {answers}"
-        time.sleep(0.02)
-
-
 def _revoke_by_cli(uri: str, db_name: str, token_id, **env) -> str:
     """`flask --app app tokens revoke`, run as an operator runs it; its standard output."""
     result = subprocess.run(
@@ -132,13 +75,13 @@ def _token_id(db, token: str):
     return db.tokens.find_one({"tokenHash": hash_token(token)})["_id"]
 
 
-def test_a_revocation_by_the_cli_refuses_the_token_in_every_worker(
+def test_a_revocation_by_the_cli_refuses_the_token_inevery_worker(
     server, open_connections, wire_uri, database, stored
 ):
     token = stored.token(user=stored.user("Ada"))
     connections = open_connections(server)
     warm = cached_in_every_worker(server, connections, "/v1/bots/", token)
-    assert _statuses(warm) == [200, 200]
+    assert statuses(warm) == [200, 200]
 
     output = _revoke_by_cli(wire_uri, database.name, _token_id(database, token))
 
@@ -146,12 +89,12 @@ def test_a_revocation_by_the_cli_refuses_the_token_in_every_worker(
     within_a_second(server, connections, "/v1/bots/", token, lambda status, _: status == 401)
 
 
-def test_a_revocation_written_by_the_other_system_refuses_the_token_in_every_worker(
+def test_a_revocation_written_by_the_other_system_refuses_the_token_inevery_worker(
     server, open_connections, database, stored
 ):
     token = stored.token(user=stored.user("Ada"))
     connections = open_connections(server)
-    assert _statuses(cached_in_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
+    assert statuses(cached_in_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
 
     database.tokens.update_one(
         {"tokenHash": hash_token(token)}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
@@ -189,7 +132,7 @@ def test_a_demoted_admin_no_longer_sees_another_organizations_private_bot(
 
 
 @pytest.mark.parametrize("kind", ["opaque", "jwt"])
-def test_a_removed_membership_closes_the_organizations_requests_in_every_worker(
+def test_a_removed_membership_closes_the_organizations_requests_inevery_worker(
     server, open_connections, database, stored, kind
 ):
     acme = stored.organization("Acme")
@@ -197,7 +140,7 @@ def test_a_removed_membership_closes_the_organizations_requests_in_every_worker(
     token = _token_for(stored, member, kind)
     path = f"/v1/organizations/{acme}/requests/"
     connections = open_connections(server)
-    assert _statuses(cached_in_every_worker(server, connections, path, token)) == [200, 200]
+    assert statuses(cached_in_every_worker(server, connections, path, token)) == [200, 200]
 
     database.users.update_one({"_id": member}, {"$pull": {"organizations": acme}})
 
@@ -205,13 +148,11 @@ def test_a_removed_membership_closes_the_organizations_requests_in_every_worker(
 
 
 @pytest.mark.parametrize("kind", ["opaque", "jwt"])
-def test_a_deleted_user_is_refused_in_every_worker(
-    server, open_connections, database, stored, kind
-):
+def test_a_deleted_user_is_refused_inevery_worker(server, open_connections, database, stored, kind):
     user = stored.user("Ada")
     token = _token_for(stored, user, kind)
     connections = open_connections(server)
-    assert _statuses(cached_in_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
+    assert statuses(cached_in_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
 
     database.users.delete_one({"_id": user})
 

@@ -1,0 +1,269 @@
+"""The exact caches where processes and servers come and go (contract 7.7, 7.8): the bot
+catalogue in every worker of a gunicorn, a worker replaced, a worker stopping, a stream
+broken and resumed, a database restarted, and a standalone server with no streams at all.
+"""
+
+import datetime as dt
+import os
+import signal
+import time
+import uuid
+
+import pymongo
+import pytest
+
+from access.authentication import hash_token
+from app import create_app
+from tests.api.test_round_trips import CommandLog
+from tests.conftest import wait_until
+from tests.support.factories import World, bearer
+from tests.support.gunicorn_server import GunicornServer
+from tests.support.wire_server import WireServer, free_port
+from tests.support.workers import (
+    cached_in_every_worker,
+    every_worker,
+    lookups,
+    statuses,
+    within_a_second,
+)
+
+WARNING = "No change stream"
+
+
+@pytest.fixture(scope="module")
+def database(wire_client):
+    name = f"caches_{uuid.uuid4().hex[:12]}"
+    yield wire_client[name]
+    wire_client.drop_database(name)
+
+
+@pytest.fixture(scope="module")
+def server(wire_uri, database):
+    """gunicorn with its default settings, two workers, figures on a metrics port."""
+    settings = {
+        "MONGODB_URI": wire_uri,
+        "MONGODB_DB": database.name,
+        "METRICS_PORT": str(free_port()),
+    }
+    with GunicornServer(settings) as started:
+        yield started
+
+
+@pytest.fixture
+def stored(database):
+    return World(database)
+
+
+def _catalogue(stored: World) -> dict:
+    """A bot of its own for each test (the module shares one database), with what it names."""
+    slug = f"bot-{uuid.uuid4().hex[:8]}"
+    service = stored.service(f"Service {slug}", slug)
+    fun, dull = stored.tag(f"fun {slug}"), stored.tag(f"dull {slug}")
+    stored.bot(slug, name=slug, service=service, tags=[fun])
+    return {"slug": slug, "service": service, "fun": fun, "dull": dull}
+
+
+@pytest.mark.parametrize(
+    "change", ["rename", "delete", "unpublish", "publish", "retag", "rename service"]
+)
+def test_a_catalogue_change_reaches_every_worker_within_a_second(
+    server, open_connections, database, stored, change
+):
+    bot = _catalogue(stored)
+    slug = {"slug": bot["slug"]}
+    if change == "publish":
+        database.bots.update_one(slug, {"$set": {"isPublic": False}})
+    token = stored.token(user=stored.user("Ada"))
+    paths = {
+        "detail": f"/v1/bots/{bot['slug']}/",
+        "by name": f"/v1/bots/?name={bot['slug']}",
+        "by tag": f"/v1/bots/?tags={bot['fun']}",
+        "by service": f"/v1/bots/?service=Service%20{bot['slug']}",
+    }
+    write, path, shown = {
+        "rename": (
+            {"$set": {"name": "Renamed"}},
+            "detail",
+            lambda status, body: body.get("name") == "Renamed",
+        ),
+        "delete": (None, "detail", lambda status, body: status == 404),
+        "unpublish": (
+            {"$set": {"isPublic": False}},
+            "by name",
+            lambda status, body: body["totalResults"] == 0,
+        ),
+        "publish": (
+            {"$set": {"isPublic": True}},
+            "by name",
+            lambda status, body: body["totalResults"] == 1,
+        ),
+        "retag": (
+            {"$set": {"tags": [bot["dull"]]}},
+            "by tag",
+            lambda status, body: body["totalResults"] == 0,
+        ),
+        "rename service": (None, "by service", lambda status, body: body["totalResults"] == 0),
+    }[change]
+    connections = open_connections(server)
+    cached_in_every_worker(server, connections, paths[path], token, cache="catalogue")
+
+    if change == "delete":
+        database.bots.delete_one(slug)
+    elif change == "rename service":
+        database.services.update_one({"_id": bot["service"]}, {"$set": {"name": "Prose"}})
+    else:
+        database.bots.update_one(slug, write)
+
+    within_a_second(server, connections, paths[path], token, shown)
+
+
+def test_a_worker_replaced_by_gunicorn_follows_changes_of_its_own(
+    server, open_connections, database, stored
+):
+    token = stored.token(user=stored.user("Ada"))
+    replaced = min(server.worker_pids())
+    os.kill(replaced, signal.SIGKILL)
+    wait_until(
+        lambda: len(server.worker_pids()) == 2 and replaced not in server.worker_pids(),
+        "gunicorn started a new worker",
+    )
+    connections = open_connections(server)
+    assert statuses(cached_in_every_worker(server, connections, "/v1/bots/", token)) == [200] * 2
+
+    database.tokens.update_one(
+        {"tokenHash": hash_token(token)}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
+    )
+
+    within_a_second(server, connections, "/v1/bots/", token, lambda status, _: status == 401)
+
+
+def test_workers_stop_promptly_and_cleanly_with_their_streams(gunicorn, open_connections, wire_db):
+    server = gunicorn({"METRICS_PORT": str(free_port())})
+    world = World(wire_db)
+    token = world.token(user=world.user("Ada"))
+    cached_in_every_worker(server, open_connections(server), "/v1/bots/", token)
+
+    started = time.monotonic()
+    server.stop()
+
+    assert time.monotonic() - started < 5
+    assert "Traceback" not in server.log()
+    assert '"level": "ERROR"' not in server.log()
+    assert server.log().count("Worker exiting") == 2
+
+
+class StandaloneServer(WireServer):
+    """A server that is no replica set, so no change stream can be opened on it."""
+
+    options = (*WireServer.options, "--standalone")
+
+
+@pytest.fixture(scope="module")
+def standalone():
+    server = StandaloneServer().start()
+    yield server
+    server.close()
+
+
+def test_on_a_standalone_server_the_caches_are_off_and_say_so_once(standalone, open_connections):
+    name = f"standalone_{uuid.uuid4().hex[:8]}"
+    settings = {"MONGODB_URI": standalone.uri, "MONGODB_DB": name, "METRICS_PORT": str(free_port())}
+    with GunicornServer(settings) as server, pymongo.MongoClient(standalone.uri) as client:
+        world = World(client[name])
+        token = world.token(user=world.user("Ada"))
+        connections = open_connections(server)
+        for _ in range(5):
+            assert statuses(every_worker(server, connections, "/v1/bots/", token)) == [200] * 2
+        time.sleep(2)  # the stream is tried again, at 0.5, 1 and 2 s
+        client[name].tokens.update_one(
+            {"tokenHash": hash_token(token)}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
+        )
+
+        assert statuses(every_worker(server, connections, "/v1/bots/", token)) == [401] * 2
+        assert lookups(server, "tokens", "hit") == 0
+        assert lookups(server, "tokens", "off") >= 10
+        log = server.log()
+    assert log.count(WARNING) == 2, "one line for each worker"
+    assert "only supported on replica sets" in log
+
+
+@pytest.fixture
+def monitored_app(fault_server):
+    """An app with the caches on over the module's fault server, counting its commands."""
+    log = CommandLog()
+    client = pymongo.MongoClient(
+        fault_server.uri,
+        event_listeners=[log],
+        datetime_conversion="DATETIME_AUTO",
+        serverSelectionTimeoutMS=2000,
+    )
+    name = f"resume_{uuid.uuid4().hex[:8]}"
+    settings = {"TESTING": True, "RATELIMIT_ENABLED": False, "MONGODB_DB": name}
+    app = create_app(settings, mongo_client=client)
+    wait_until(lambda: app.extensions["changes"].live, "the change stream is live")
+    yield app, World(client[name]), log
+    app.extensions["changes"].stop()
+    client.drop_database(name)
+    client.close()
+
+
+def _read_tokens(log: CommandLog) -> list:
+    return [c for c in log.take() if next(iter(c.values())) == "tokens"]
+
+
+def _kept_and_revoked(app, world: World, log: CommandLog, breaking) -> None:
+    """Two cached tokens; the stream broken by `breaking()`; one revoked after. The other is
+    still answered from the cache (its entry was kept: the stream resumed, not restarted),
+    and the revocation arrives within a second of the stream's return."""
+    client = app.test_client()
+    kept, revoked = (world.token(user=world.user(name)) for name in ("Ada", "Bob"))
+    for token in (kept, revoked):
+        for _ in range(2):
+            assert client.get("/v1/bots/", headers=bearer(token)).status_code == 200
+    log.take()
+
+    breaking()
+    wait_until(lambda: app.extensions["changes"].live, "the change stream is live again", 30)
+    world.db.tokens.update_one(
+        {"tokenHash": hash_token(revoked)}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
+    )
+    log.take()
+
+    assert client.get("/v1/bots/", headers=bearer(kept)).status_code == 200
+    assert _read_tokens(log) == [], "the kept token's entry survived the break"
+    start = time.monotonic()
+    while client.get("/v1/bots/", headers=bearer(revoked)).status_code != 401:
+        assert time.monotonic() - start < 1
+        time.sleep(0.01)
+
+
+def _said(json_log, text: str) -> bool:
+    return any(text in line["message"] for line in json_log())
+
+
+def test_a_stream_cut_by_the_network_resumes_and_keeps_the_cache(
+    monitored_app, fail_point, json_log
+):
+    app, world, log = monitored_app
+
+    def cut():
+        """Every connection the stream uses is closed until the service has seen it."""
+        fail_point.arm(["getMore", "aggregate"], "alwaysOn", closeConnection=True)
+        wait_until(lambda: _said(json_log, WARNING), "the service saw the stream cut", 15)
+        fail_point.off()
+
+    _kept_and_revoked(app, world, log, cut)
+    assert _said(json_log, "Change stream open again")
+
+
+def test_a_stream_resumes_after_the_database_restarts(monitored_app, fault_server, json_log):
+    """Down for longer than the driver's own resume waits, so the service reopens it."""
+    app, world, log = monitored_app
+
+    def restart():
+        fault_server.stop()
+        wait_until(lambda: _said(json_log, WARNING), "the service saw the stream cut", 15)
+        fault_server.start()
+
+    _kept_and_revoked(app, world, log, restart)
+    assert _said(json_log, "Change stream open again")
