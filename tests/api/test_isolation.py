@@ -10,8 +10,9 @@ Any extra id, any missing id and any wrong status is a failure.
 from dataclasses import dataclass, field
 
 from bson import ObjectId
+from prometheus_client import REGISTRY
 
-from tests.support.factories import bearer
+from tests.support.factories import World, bearer
 
 ORGS = ("A", "B", "C")
 # name: (memberships, admin)
@@ -183,7 +184,39 @@ class Checker:
 
 
 def test_every_caller_sees_exactly_what_the_contract_allows(client, world):
-    built = build(world)
+    assert problems(client, build(world)) == []
+
+
+def test_with_the_caches_on_every_caller_still_sees_exactly_what_the_contract_allows(
+    cached_app, wire_db
+):
+    """Twice: once filling the token and catalogue caches, once answered from them."""
+    built = build(World(wire_db))
+    client = cached_app().test_client()
+    assert problems(client, built) == []
+    before = _lookups()
+
+    assert problems(client, built) == []
+
+    counted = {key: value - before[key] for key, value in _lookups().items()}
+    assert counted["tokens", "miss"] == counted["tokens", "off"] == 0, "every caller was cached"
+    assert counted["catalogue", "off"] == 0
+    assert counted["catalogue", "hit"] > counted["catalogue", "miss"], counted
+
+
+def _lookups() -> dict[tuple[str, str], float]:
+    """This process's cache lookups, by cache and result (runtime/exact_cache.py)."""
+    return {
+        (cache, result): REGISTRY.get_sample_value(
+            "botcatalogue_cache_lookups_total", {"cache": cache, "result": result}
+        )
+        for cache in ("tokens", "catalogue")
+        for result in ("hit", "miss", "off")
+    }
+
+
+def problems(client, built: Built) -> list[str]:
+    """Every caller × endpoint × object; what differs from the contract, one line each."""
     check = Checker(client, built)
     unknown_org = ObjectId()
 
@@ -231,5 +264,4 @@ def test_every_caller_sees_exactly_what_the_contract_allows(client, world):
                 check.expect_status(
                     who, f"{base}/requests/{request_id}/", expected_org_request(who, org, index)
                 )
-
-    assert check.problems == []
+    return check.problems
