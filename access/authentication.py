@@ -25,7 +25,7 @@ from access.jwt_tokens import JwtVerifier, looks_like_jwt
 from repositories import timestamps
 from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
-from runtime.database import get_db
+from runtime.database import get_primary_db
 from web.errors import json_error, status_message
 
 MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
@@ -89,7 +89,7 @@ def _jwt_caller(token: str) -> Caller | None:
         return None
     user = current_app.extensions["token_cache"].get(
         hash_token(token),
-        lambda: UserRepository(get_db()).find(user_id),
+        lambda: UserRepository(get_primary_db()).find(user_id),
         lambda user: [("users", user["_id"])],
     )
     return None if user is None else _user_caller(user)
@@ -98,7 +98,7 @@ def _jwt_caller(token: str) -> Caller | None:
 def _opaque_caller(token: str) -> Caller | None:
     token_hash = hash_token(token)
     document = current_app.extensions["token_cache"].get(
-        token_hash, lambda: TokenRepository(get_db()).find(token_hash), _made_of
+        token_hash, lambda: TokenRepository(get_primary_db()).find(token_hash), _made_of
     )
     return caller_for(document, timestamps.now())
 

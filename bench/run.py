@@ -5,9 +5,12 @@ indexes, serves the app with gunicorn on a free loopback port and drives each en
 with `wrk`; beside each, the *floor*: the same repository calls made directly with pymongo
 (no HTTP, no serialization), at the same concurrency, in the same run. Then what
 authenticating costs each request, which the floors leave out: the caller's lookup (the
-token with its user or organization, one aggregation), timed the same way; with the token
-cache off (the default, so that a revocation applies at once) every request makes it. Then
-the cost of serializing a page of 100 bot requests, and exports of the heavy organization's
+token with its user or organization, one aggregation), timed the same way: a request makes
+it unless its worker's token cache holds the caller (on by default, kept exact by a change
+stream). Then
+the rows that the token and catalogue caches serve (bot rows, and two quick request rows for
+the token cache alone) once more, with both caches off. Then the cost of serializing a page
+of 100 bot requests, and exports of the heavy organization's
 last 30 and 365 days against one pymongo cursor over the same requests (bench/exports.py).
 Results go to bench/results/latest.json (bench/results/partial.json with BENCH_ONLY).
 
@@ -18,8 +21,7 @@ takes more than 0.25 s alone; each worker gets one thread more than this, so tha
 database permits never refuse the benchmark's own connections), BENCH_GUNICORN (extra
 gunicorn flags, e.g. "--workers 4"), BENCH_ONLY (comma-separated endpoint names; `export`
 for the export rows), MONGODB_URI. gunicorn inherits the environment, so
-`TOKEN_CACHE_SECONDS=30 make bench` measures the endpoints with the opt-in cache on, and
-`DATABASE_PERMITS=0 make bench` without admission control.
+`DATABASE_PERMITS=0 make bench` measures without admission control.
 """
 
 import contextlib
@@ -60,6 +62,10 @@ RESULTS = servers.ROOT / "bench" / "results"
 VAR = servers.ROOT / "var" / "bench"
 DATASET_VERSION = 2
 SLOW = 0.25  # seconds: an endpoint slower than this alone is driven by one connection
+# Measured again with the caches off: every bot row, and two quick rows of the token cache.
+CACHED_ROWS = ("bots list", "bots by name", "bots by tags", "bots by service", "bot by slug",
+               "user's requests", "one request")  # fmt: skip
+CACHES_OFF = {"TOKEN_CACHE_SECONDS": "0", "CATALOGUE_CACHE_SIZE": "0"}
 
 
 @dataclass
@@ -243,6 +249,23 @@ def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
     }
 
 
+def measure_caches_off(base: str, endpoint: Endpoint, rows: list, seconds, connections) -> None:
+    """The row of `endpoint` gets its figures with both caches off, and on against off."""
+    row = next(row for row in rows if row["endpoint"] == endpoint.name)
+    latency = probe(base, endpoint)
+    clients = connections if latency < SLOW else 1
+    http = load(base, endpoint, max(seconds, math.ceil(4 * latency)), clients)
+    check_answers(endpoint.name, http)
+    row["caches_off"] = {**http, "connections": clients}
+    row["ratio_caches_on_off"] = row["http"]["requests_per_s"] / http["requests_per_s"]
+    print(
+        f"{endpoint.name + ' (caches off)':26s} http {http['requests_per_s']:8.1f}/s "
+        f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms | "
+        f"caches on / off {row['ratio_caches_on_off']:.2f}",
+        flush=True,
+    )
+
+
 def check_answers(name: str, http: dict) -> None:
     """Failed requests are fast, so a row that counts them measures the failure: stop."""
     if http["errors"]:
@@ -361,6 +384,15 @@ def main() -> None:
                 f"p99 {direct['p99_ms']:8.1f} ms | ratio {row['ratio_requests_per_s']:.2f}",
                 flush=True,
             )
+        uncached = [endpoint for endpoint in kinds if endpoint.name in CACHED_ROWS]
+        if uncached:
+            probe_off = (uncached[0].path, uncached[0].token)
+            log_off = VAR / "gunicorn-uncached.log"
+            with servers.gunicorn(
+                uri, db.name, gunicorn_settings, probe_off, log_off, env=CACHES_OFF
+            ) as off:
+                for endpoint in uncached:
+                    measure_caches_off(off, endpoint, rows, seconds, connections)
         measured = not only or "export" in only
         export_rows = [exports.measure(base, db, days) for days in (30, 365)] if measured else []
         for row in export_rows:
@@ -395,6 +427,7 @@ def main() -> None:
         "connections": connections,
         "gunicorn": gunicorn_settings,
         "token_cache_seconds": app_settings["TOKEN_CACHE_SECONDS"],
+        "catalogue_cache_size": app_settings["CATALOGUE_CACHE_SIZE"],
         "database_permits": app_settings["DATABASE_PERMITS"],
         "endpoints": rows,
         "exports": export_rows,

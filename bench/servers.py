@@ -55,8 +55,11 @@ def embedded_database(folder: Path):
 
 
 @contextlib.contextmanager
-def gunicorn(uri: str, db_name: str, settings: dict, probe: tuple[str, str], log: Path):
-    """`gunicorn wsgi:app` on a free loopback port; yields its base URL once `probe` answers."""
+def gunicorn(
+    uri: str, db_name: str, settings: dict, probe: tuple[str, str], log: Path, env: dict = None
+):
+    """`gunicorn wsgi:app` on a free loopback port, with `env` besides the benchmark's own
+    environment; yields its base URL once `probe` answers."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     flags = [item for name, value in settings.items() for item in (f"--{name}", value)]
@@ -70,6 +73,7 @@ def gunicorn(uri: str, db_name: str, settings: dict, probe: tuple[str, str], log
         "MONGODB_TIMEOUT_MS": os.environ.get("MONGODB_TIMEOUT_MS", "60000"),
         # The app derives its database permits from it (DATABASE_PERMITS, one fewer).
         "GUNICORN_THREADS": settings["threads"],
+        **(env or {}),
     }
     with open(log, "wb") as output:
         process = subprocess.Popen(

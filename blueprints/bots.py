@@ -6,7 +6,7 @@ from access import policy
 from access.authentication import current_caller
 from blueprints.arguments import Blueprint
 from repositories.catalogue import Catalogue
-from runtime.database import get_db
+from runtime.database import get_primary_db
 from schemas.bots import (
     BotSchema,
     OneBotSchema,
@@ -103,4 +103,4 @@ def get_organization_bot(organization_id, slug, fields=None):
 
 
 def _catalogue() -> Catalogue:
-    return Catalogue(current_app.extensions["catalogue_cache"], get_db)
+    return Catalogue(current_app.extensions["catalogue_cache"], get_primary_db)

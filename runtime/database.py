@@ -9,7 +9,7 @@ decided here too (`unavailable`), and how a database error is told in one line (
 import warnings
 
 from flask import Flask, current_app
-from pymongo import MongoClient, timeout
+from pymongo import MongoClient, ReadPreference, timeout
 from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure, PyMongoError
 
@@ -81,6 +81,14 @@ def get_db() -> Database:
     admission.admit()
     app = current_app
     return app.extensions["mongo"][app.config["MONGODB_DB"]]
+
+
+def get_primary_db() -> Database:
+    """The request's database, read on the primary while there is one, whatever
+    MONGODB_READ_PREFERENCE says: what a cache keeps (runtime/exact_cache.py). A secondary
+    still behind a change that the stream has already delivered would put the answer from
+    before it into a cache, to stay there until the next change."""
+    return get_db().with_options(read_preference=ReadPreference.PRIMARY_PREFERRED)
 
 
 def admin_db() -> Database:

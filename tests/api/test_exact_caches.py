@@ -379,3 +379,35 @@ def test_a_cache_sized_zero_is_off_and_no_stream_is_opened(wire_db, monitored_cl
 
     after = {thread for thread in threading.enumerate() if thread.name == "change-feed"}
     assert after == before
+
+
+def test_what_the_caches_keep_is_read_on_the_primary_whatever_the_read_preference(
+    wire_uri, wire_db, world
+):
+    """A secondary behind a change the stream delivered would fill a cache with the past."""
+    log = CommandLog()
+    address = wire_uri.split("//", 1)[1].split("/", 1)[0]
+    name = wire_db.client.admin.command("hello")["setName"]
+    client = pymongo.MongoClient(
+        f"mongodb://{address}/?replicaSet={name}&readPreference=secondaryPreferred",
+        event_listeners=[log],
+        datetime_conversion="DATETIME_AUTO",
+    )
+    app = create_app({**TEST_SETTINGS, "MONGODB_DB": wire_db.name}, mongo_client=client)
+    token = world.token(user=world.user("Ada"))
+    world.bot("public-bot")
+    try:
+        for path in ("/v1/bots/", "/v1/bots/public-bot/", "/v1/requests/"):
+            assert app.test_client().get(path, headers=bearer(token)).status_code == 200
+        modes = {
+            _collection(command): command["$readPreference"]["mode"]
+            for command in log.take()
+            if _collection(command)
+        }
+    finally:
+        client.close()
+    assert modes == {
+        "tokens": "primaryPreferred",
+        "bots": "primaryPreferred",
+        "botrequests": "secondaryPreferred",
+    }
