@@ -9,9 +9,10 @@ token with its user or organization, one aggregation), timed the same way: a req
 it unless its worker's token cache holds the caller (on by default, kept exact by a change
 stream). Then
 the rows that the token and catalogue caches serve (bot rows, and two quick request rows for
-the token cache alone) once more, with both caches off. Then the cost of serializing a page
-of 100 bot requests, and exports of the heavy organization's
-last 30 and 365 days against one pymongo cursor over the same requests (bench/exports.py).
+the token cache alone) once more, with both caches off; and each bot row's answer served by
+Eve over the same data (bench/eve.py), the anchor the bot rows are held to. Then the cost of
+serializing a page of 100 bot requests, and exports of the heavy organization's last 30 and
+365 days against one pymongo cursor over the same requests (bench/exports.py).
 Results go to bench/results/latest.json (bench/results/partial.json with BENCH_ONLY).
 
 Environment: BENCH_SCALE (1 = 200 organizations, 2,000 users, 5,000 bots, 200,000 requests),
@@ -47,7 +48,7 @@ import pymongo
 from access import policy
 from access.authentication import caller_for, hash_token
 from app import create_app
-from bench import dataset, exports, servers
+from bench import dataset, eve, exports, servers
 from repositories.bot_requests import BotRequestQuery, BotRequestRepository
 from repositories.bots import BotQuery, BotRepository
 from repositories.indexes import ensure_indexes
@@ -74,6 +75,7 @@ class Endpoint:
     path: str
     token: str
     floor: Callable[[], object]
+    eve: str | None = None  # the same answer's URL on the Eve anchor (bench/eve.py)
 
 
 def env_number(name: str, default: float) -> float:
@@ -106,6 +108,7 @@ def endpoints(db) -> list[Endpoint]:
     bots, requests = BotRepository(db), BotRequestRepository(db)
     tag = db.tags.find_one(sort=[("_id", 1)])["_id"]
     public_bot = db.bots.find_one({"isPublic": True}, sort=[("_id", 1)])["slug"]
+    anchor = eve.paths(tag, dataset.object_id(3, 3), public_bot)  # service 3, by id
     one_request = db.botrequests.find_one({"createdBy": user.id}, sort=[("_id", 1)])["_id"]
     by_name = BotQuery(sort=[("name", 1)], page=1, limit=10)
     newest = BotRequestQuery(sort=[("createdAt", -1)], page=1, limit=10)
@@ -129,15 +132,18 @@ def endpoints(db) -> list[Endpoint]:
 
     return [
         Endpoint("bots list", "/v1/bots/", user_token,
-                 lambda: bots.find_page(visible_bots, by_name)),
+                 lambda: bots.find_page(visible_bots, by_name), anchor["bots list"]),
         Endpoint("bots by name", "/v1/bots/?name=ember", user_token,
-                 lambda: bots.find_page(visible_bots, replace(by_name, name="ember"))),
+                 lambda: bots.find_page(visible_bots, replace(by_name, name="ember")),
+                 anchor["bots by name"]),
         Endpoint("bots by tags", f"/v1/bots/?tags={tag}", user_token,
-                 lambda: bots.find_page(visible_bots, replace(by_name, tags=[tag]))),
+                 lambda: bots.find_page(visible_bots, replace(by_name, tags=[tag])),
+                 anchor["bots by tags"]),
         Endpoint("bots by service", "/v1/bots/?service=service%203", user_token,
-                 lambda: bots.find_page(visible_bots, replace(by_name, service="service 3"))),
+                 lambda: bots.find_page(visible_bots, replace(by_name, service="service 3")),
+                 anchor["bots by service"]),
         Endpoint("bot by slug", f"/v1/bots/{public_bot}/", user_token,
-                 lambda: bots.get(policy.bot(user), public_bot)),
+                 lambda: bots.get(policy.bot(user), public_bot), anchor["bot by slug"]),
         Endpoint("user's requests", "/v1/requests/", user_token,
                  lambda: requests.find_page(mine, newest)),
         Endpoint("organization's requests", f"/v1/organizations/{typical}/requests/",
@@ -262,6 +268,27 @@ def measure_caches_off(base: str, endpoint: Endpoint, rows: list, seconds, conne
         f"{endpoint.name + ' (caches off)':26s} http {http['requests_per_s']:8.1f}/s "
         f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms | "
         f"caches on / off {row['ratio_caches_on_off']:.2f}",
+        flush=True,
+    )
+
+
+def measure_eve(base: str, endpoint: Endpoint, rows: list, seconds, connections) -> None:
+    """The row of `endpoint` gets Eve's figures for the same answer, and the service's rate
+    (caches on, and off) against Eve's."""
+    row = next(row for row in rows if row["endpoint"] == endpoint.name)
+    at_eve = replace(endpoint, path=endpoint.eve)
+    latency = probe(base, at_eve)
+    clients = connections if latency < SLOW else 1
+    http = load(base, at_eve, max(seconds, math.ceil(4 * latency)), clients)
+    check_answers(f"{endpoint.name} (Eve)", http)
+    row["eve"] = {**http, "path": endpoint.eve, "connections": clients}
+    row["ratio_eve"] = row["http"]["requests_per_s"] / http["requests_per_s"]
+    if "caches_off" in row:
+        row["ratio_eve_caches_off"] = row["caches_off"]["requests_per_s"] / http["requests_per_s"]
+    print(
+        f"{endpoint.name + ' (Eve)':26s} http {http['requests_per_s']:8.1f}/s "
+        f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms | "
+        f"service / Eve {row['ratio_eve']:.2f}",
         flush=True,
     )
 
@@ -393,6 +420,14 @@ def main() -> None:
             ) as off:
                 for endpoint in uncached:
                     measure_caches_off(off, endpoint, rows, seconds, connections)
+        anchored = [endpoint for endpoint in kinds if endpoint.eve]
+        if anchored:
+            probe_eve = (anchored[0].eve, anchored[0].token)
+            with servers.gunicorn(
+                uri, db.name, gunicorn_settings, probe_eve, VAR / "eve.log", app="bench.eve:app"
+            ) as anchor:
+                for endpoint in anchored:
+                    measure_eve(anchor, endpoint, rows, seconds, connections)
         measured = not only or "export" in only
         export_rows = [exports.measure(base, db, days) for days in (30, 365)] if measured else []
         for row in export_rows:

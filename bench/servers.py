@@ -56,9 +56,15 @@ def embedded_database(folder: Path):
 
 @contextlib.contextmanager
 def gunicorn(
-    uri: str, db_name: str, settings: dict, probe: tuple[str, str], log: Path, env: dict = None
+    uri: str,
+    db_name: str,
+    settings: dict,
+    probe: tuple[str, str],
+    log: Path,
+    env: dict | None = None,
+    app: str = "wsgi:app",
 ):
-    """`gunicorn wsgi:app` on a free loopback port, with `env` besides the benchmark's own
+    """gunicorn serving `app` on a free loopback port, with `env` besides the benchmark's own
     environment; yields its base URL once `probe` answers."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -77,7 +83,7 @@ def gunicorn(
     }
     with open(log, "wb") as output:
         process = subprocess.Popen(
-            [str(BIN / "gunicorn"), "wsgi:app", "--bind", f"127.0.0.1:{port}",
+            [str(BIN / "gunicorn"), app, "--bind", f"127.0.0.1:{port}",
              "--no-control-socket", "--log-level", "warning", *flags],
             cwd=ROOT,
             env=environment,

@@ -116,9 +116,10 @@ class ChangeFeed:
         pipeline = [
             {"$match": {"$or": [
                 {"ns.coll": {"$in": self._collections}},
+                {"to.coll": {"$in": self._collections}},  # a collection renamed over one
                 {"operationType": {"$in": ["dropDatabase", "invalidate"]}},
             ]}},
-            {"$project": {"operationType": 1, "ns": 1, "documentKey": 1}},
+            {"$project": {"operationType": 1, "ns": 1, "to": 1, "documentKey": 1}},
         ]  # fmt: skip
         with self._database.watch(
             pipeline, resume_after=self._resume_token, max_await_time_ms=int(AWAIT_SECONDS * 1000)

@@ -200,7 +200,17 @@ def test_a_token_of_a_missing_user_works_once_that_user_is_created(client, world
 
 @pytest.mark.parametrize(
     "change",
-    ["rename", "delete", "unpublish", "publish", "retag", "rename service", "new bot", "drop"],
+    [
+        "rename",
+        "delete",
+        "unpublish",
+        "publish",
+        "retag",
+        "rename service",
+        "new bot",
+        "drop",
+        "collection renamed over",
+    ],
 )
 def test_a_change_to_the_catalogue_reaches_the_cache_within_a_second(
     client, world, wire_db, log, change
@@ -258,10 +268,21 @@ def test_a_change_to_the_catalogue_reaches_the_cache_within_a_second(
             path,
             lambda body: body["totalResults"] == 0,
         ),
+        "collection renamed over": (
+            lambda: _replace_collection(wire_db, "bots", [{"slug": "only", "isPublic": True}]),
+            path,
+            lambda body: [bot["slug"] for bot in body["results"]] == ["only"],
+        ),
     }[change]
     write()
 
     _within_a_second(lambda: expected(client.get(look, headers=bearer(token)).get_json()))
+
+
+def _replace_collection(db, name: str, documents: list) -> None:
+    """As a writer that rebuilds a collection aside swaps it in: one rename over the old."""
+    db[f"{name}_next"].insert_many(documents)
+    db[f"{name}_next"].rename(name, dropTarget=True)
 
 
 def test_a_change_between_a_misss_read_and_its_storing_is_not_lost(cached_app, world, wire_db):
