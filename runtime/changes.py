@@ -2,8 +2,8 @@
 (contract 7.7 and 7.8).
 
 A cache fed by this stream may serve an entry only while the stream is known to be current:
-`live` is true for FRESH_SECONDS after the stream last answered, and an idle stream answers
-every AWAIT_SECONDS (a getMore that found nothing). So a write reaches every worker's
+`live` is true for FRESH_SECONDS after a getMore that found nothing was sent, and an idle
+stream sends one every AWAIT_SECONDS. So a write reaches every worker's
 caches within about AWAIT_SECONDS when all is well, and a stream that stalls, breaks or
 cannot be opened turns the caches off within FRESH_SECONDS: never a stale entry.
 
@@ -36,6 +36,7 @@ from runtime.exact_cache import ExactCache
 
 AWAIT_SECONDS = 0.25
 FRESH_SECONDS = 0.75
+SLOW_SECONDS = 0.25  # an empty answer later than AWAIT_SECONDS by this came after a resume
 RETRY_SECONDS = (0.5, 30.0)  # the first wait before reopening a stream, and the longest
 _DOCUMENT_CHANGES = {"insert", "update", "replace", "delete"}
 
@@ -130,16 +131,26 @@ class ChangeFeed:
                 log.info("Change stream open again: the token and catalogue caches are back on.")
                 self._warned = False
             while stream.alive and not self._stopping.is_set():
+                asked = time.monotonic()
                 with pymongo.timeout(AWAIT_SECONDS + 5):
                     change = stream.try_next()
-                if change is None:
-                    self._fresh_until = time.monotonic() + FRESH_SECONDS
-                else:
+                if change is not None:
                     self._dispatch(change)
-                    if time.monotonic() < self._fresh_until:
-                        self._fresh_until = time.monotonic() + FRESH_SECONDS
+                if self._current(change, asked):
+                    self._fresh_until = asked + FRESH_SECONDS
                 self._resume_token = stream.resume_token if stream.alive else None
         self._fresh_until = 0.0
+
+    def _current(self, change: dict | None, asked: float) -> bool:
+        """Whether every change written before `asked` has now been dispatched.
+
+        An empty answer to a getMore sent then says so, unless the driver had to resume the
+        stream on the way (a slow answer): the changes it missed come with the next one. A
+        change says so only while the stream is flowing, not while it replays a break.
+        """
+        if change is None:
+            return time.monotonic() - asked < AWAIT_SECONDS + SLOW_SECONDS
+        return time.monotonic() < self._fresh_until
 
     def _dispatch(self, change: dict) -> None:
         kind, collection = change["operationType"], change.get("ns", {}).get("coll")
