@@ -9,6 +9,7 @@ import signal
 import time
 import uuid
 
+import psutil
 import pymongo
 import pytest
 
@@ -137,11 +138,17 @@ def test_a_worker_replaced_by_gunicorn_follows_changes_of_its_own(
     within_a_second(server, connections, "/v1/bots/", token, lambda status, _: status == 401)
 
 
-def test_workers_stop_promptly_and_cleanly_with_their_streams(gunicorn, open_connections, wire_db):
+def test_each_worker_opens_its_stream_after_the_fork_and_closes_it_promptly_on_exit(
+    gunicorn, open_connections, wire_db
+):
     server = gunicorn({"METRICS_PORT": str(free_port())})
     world = World(wire_db)
     token = world.token(user=world.user("Ada"))
     cached_in_every_worker(server, open_connections(server), "/v1/bots/", token)
+    database_port = int(server.env["MONGODB_URI"].split(":")[2].split("/")[0])
+    master = psutil.Process(server.worker_pids().pop()).parent()
+    assert _connections_to(master, database_port) == 0, "the master opens no stream"
+    assert all(_connections_to(psutil.Process(pid), database_port) for pid in server.worker_pids())
 
     started = time.monotonic()
     server.stop()
@@ -150,6 +157,10 @@ def test_workers_stop_promptly_and_cleanly_with_their_streams(gunicorn, open_con
     assert "Traceback" not in server.log()
     assert '"level": "ERROR"' not in server.log()
     assert server.log().count("Worker exiting") == 2
+
+
+def _connections_to(process: psutil.Process, port: int) -> int:
+    return sum(1 for c in process.net_connections(kind="tcp") if c.raddr and c.raddr.port == port)
 
 
 class StandaloneServer(WireServer):
