@@ -257,40 +257,45 @@ def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
 
 def measure_caches_off(base: str, endpoint: Endpoint, rows: list, seconds, connections) -> None:
     """The row of `endpoint` gets its figures with both caches off, and on against off."""
-    row = next(row for row in rows if row["endpoint"] == endpoint.name)
-    latency = probe(base, endpoint)
-    clients = connections if latency < SLOW else 1
-    http = load(base, endpoint, max(seconds, math.ceil(4 * latency)), clients)
-    check_answers(endpoint.name, http)
-    row["caches_off"] = {**http, "connections": clients}
-    row["ratio_caches_on_off"] = row["http"]["requests_per_s"] / http["requests_per_s"]
-    print(
-        f"{endpoint.name + ' (caches off)':26s} http {http['requests_per_s']:8.1f}/s "
-        f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms | "
-        f"caches on / off {row['ratio_caches_on_off']:.2f}",
-        flush=True,
-    )
+    row = _row(rows, endpoint)
+    row["caches_off"] = _again(base, endpoint, "caches off", seconds, connections)
+    row["ratio_caches_on_off"] = _rate(row["http"]) / _rate(row["caches_off"])
+    print(f" caches on / off {row['ratio_caches_on_off']:.2f}", flush=True)
 
 
 def measure_eve(base: str, endpoint: Endpoint, rows: list, seconds, connections) -> None:
     """The row of `endpoint` gets Eve's figures for the same answer, and the service's rate
     (caches on, and off) against Eve's."""
-    row = next(row for row in rows if row["endpoint"] == endpoint.name)
+    row = _row(rows, endpoint)
     at_eve = replace(endpoint, path=endpoint.eve)
-    latency = probe(base, at_eve)
-    clients = connections if latency < SLOW else 1
-    http = load(base, at_eve, max(seconds, math.ceil(4 * latency)), clients)
-    check_answers(f"{endpoint.name} (Eve)", http)
-    row["eve"] = {**http, "path": endpoint.eve, "connections": clients}
-    row["ratio_eve"] = row["http"]["requests_per_s"] / http["requests_per_s"]
+    row["eve"] = {**_again(base, at_eve, "Eve", seconds, connections), "path": endpoint.eve}
+    row["ratio_eve"] = _rate(row["http"]) / _rate(row["eve"])
     if "caches_off" in row:
-        row["ratio_eve_caches_off"] = row["caches_off"]["requests_per_s"] / http["requests_per_s"]
+        row["ratio_eve_caches_off"] = _rate(row["caches_off"]) / _rate(row["eve"])
+    print(f" service / Eve {row['ratio_eve']:.2f}", flush=True)
+
+
+def _row(rows: list, endpoint: Endpoint) -> dict:
+    return next(row for row in rows if row["endpoint"] == endpoint.name)
+
+
+def _rate(http: dict) -> float:
+    return http["requests_per_s"]
+
+
+def _again(base: str, endpoint: Endpoint, server: str, seconds, connections) -> dict:
+    """A row measured again on another server, driven as the first time was."""
+    latency = probe(base, endpoint)
+    clients = connections if latency < SLOW else 1
+    http = load(base, endpoint, max(seconds, math.ceil(4 * latency)), clients)
+    label = f"{endpoint.name} ({server})"
+    check_answers(label, http)
     print(
-        f"{endpoint.name + ' (Eve)':26s} http {http['requests_per_s']:8.1f}/s "
-        f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms | "
-        f"service / Eve {row['ratio_eve']:.2f}",
-        flush=True,
+        f"{label:26s} http {http['requests_per_s']:8.1f}/s "
+        f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms |",
+        end="",
     )
+    return {**http, "connections": clients}
 
 
 def check_answers(name: str, http: dict) -> None:

@@ -67,6 +67,13 @@ def wire_db(wire_client):
     yield from _fresh_database(wire_client)
 
 
+@pytest.fixture(scope="module")
+def module_database(wire_client):
+    """A fresh database on the wire server for a module's own gunicorn; each test of the
+    module stores documents of its own there."""
+    yield from _fresh_database(wire_client)
+
+
 @pytest.fixture
 def gunicorn(wire_uri, wire_db):
     """Starts `gunicorn wsgi:app` over `wire_db` with extra environment; stopped at teardown."""

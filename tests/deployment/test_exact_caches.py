@@ -32,18 +32,11 @@ WARNING = "No change stream"
 
 
 @pytest.fixture(scope="module")
-def database(wire_client):
-    name = f"caches_{uuid.uuid4().hex[:12]}"
-    yield wire_client[name]
-    wire_client.drop_database(name)
-
-
-@pytest.fixture(scope="module")
-def server(wire_uri, database):
+def server(wire_uri, module_database):
     """gunicorn with its default settings, two workers, figures on a metrics port."""
     settings = {
         "MONGODB_URI": wire_uri,
-        "MONGODB_DB": database.name,
+        "MONGODB_DB": module_database.name,
         "METRICS_PORT": str(free_port()),
     }
     with GunicornServer(settings) as started:
@@ -51,8 +44,8 @@ def server(wire_uri, database):
 
 
 @pytest.fixture
-def stored(database):
-    return World(database)
+def stored(module_database):
+    return World(module_database)
 
 
 def _catalogue(stored: World) -> dict:
@@ -68,12 +61,12 @@ def _catalogue(stored: World) -> dict:
     "change", ["rename", "delete", "unpublish", "publish", "retag", "rename service"]
 )
 def test_a_catalogue_change_reaches_every_worker_within_a_second(
-    server, open_connections, database, stored, change
+    server, open_connections, module_database, stored, change
 ):
     bot = _catalogue(stored)
     slug = {"slug": bot["slug"]}
     if change == "publish":
-        database.bots.update_one(slug, {"$set": {"isPublic": False}})
+        module_database.bots.update_one(slug, {"$set": {"isPublic": False}})
     token = stored.token(user=stored.user("Ada"))
     paths = {
         "detail": f"/v1/bots/{bot['slug']}/",
@@ -109,17 +102,17 @@ def test_a_catalogue_change_reaches_every_worker_within_a_second(
     cached_in_every_worker(server, connections, paths[path], token, cache="catalogue")
 
     if change == "delete":
-        database.bots.delete_one(slug)
+        module_database.bots.delete_one(slug)
     elif change == "rename service":
-        database.services.update_one({"_id": bot["service"]}, {"$set": {"name": "Prose"}})
+        module_database.services.update_one({"_id": bot["service"]}, {"$set": {"name": "Prose"}})
     else:
-        database.bots.update_one(slug, write)
+        module_database.bots.update_one(slug, write)
 
     within_a_second(server, connections, paths[path], token, shown)
 
 
 def test_a_worker_replaced_by_gunicorn_follows_changes_of_its_own(
-    server, open_connections, database, stored
+    server, open_connections, module_database, stored
 ):
     token = stored.token(user=stored.user("Ada"))
     replaced = min(server.worker_pids())
@@ -131,7 +124,7 @@ def test_a_worker_replaced_by_gunicorn_follows_changes_of_its_own(
     connections = open_connections(server)
     assert statuses(cached_in_every_worker(server, connections, "/v1/bots/", token)) == [200] * 2
 
-    database.tokens.update_one(
+    module_database.tokens.update_one(
         {"tokenHash": hash_token(token)}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
     )
 

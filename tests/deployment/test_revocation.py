@@ -31,20 +31,12 @@ JWT_SECRET = "a-test-secret-of-at-least-32-bytes!"
 
 
 @pytest.fixture(scope="module")
-def database(wire_client):
-    """One database for the module's server; each test makes its own users and tokens."""
-    name = f"revocation_{uuid.uuid4().hex[:12]}"
-    yield wire_client[name]
-    wire_client.drop_database(name)
-
-
-@pytest.fixture(scope="module")
-def server(wire_uri, database):
+def server(wire_uri, module_database):
     """gunicorn with the default settings (JWTs accepted too, figures on a metrics port),
     started once for the module."""
     settings = {
         "MONGODB_URI": wire_uri,
-        "MONGODB_DB": database.name,
+        "MONGODB_DB": module_database.name,
         "JWT_SECRET": JWT_SECRET,
         "METRICS_PORT": str(free_port()),
     }
@@ -53,8 +45,8 @@ def server(wire_uri, database):
 
 
 @pytest.fixture
-def stored(database):
-    return World(database)
+def stored(module_database):
+    return World(module_database)
 
 
 def _revoke_by_cli(uri: str, db_name: str, token_id, **env) -> str:
@@ -75,28 +67,28 @@ def _token_id(db, token: str):
     return db.tokens.find_one({"tokenHash": hash_token(token)})["_id"]
 
 
-def test_a_revocation_by_the_cli_refuses_the_token_inevery_worker(
-    server, open_connections, wire_uri, database, stored
+def test_a_revocation_by_the_cli_refuses_the_token_in_every_worker(
+    server, open_connections, wire_uri, module_database, stored
 ):
     token = stored.token(user=stored.user("Ada"))
     connections = open_connections(server)
     warm = cached_in_every_worker(server, connections, "/v1/bots/", token)
     assert statuses(warm) == [200, 200]
 
-    output = _revoke_by_cli(wire_uri, database.name, _token_id(database, token))
+    output = _revoke_by_cli(wire_uri, module_database.name, _token_id(module_database, token))
 
     assert "every worker refuses it within a second" in output
     within_a_second(server, connections, "/v1/bots/", token, lambda status, _: status == 401)
 
 
-def test_a_revocation_written_by_the_other_system_refuses_the_token_inevery_worker(
-    server, open_connections, database, stored
+def test_a_revocation_written_by_the_other_system_refuses_the_token_in_every_worker(
+    server, open_connections, module_database, stored
 ):
     token = stored.token(user=stored.user("Ada"))
     connections = open_connections(server)
     assert statuses(cached_in_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
 
-    database.tokens.update_one(
+    module_database.tokens.update_one(
         {"tokenHash": hash_token(token)}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
     )
 
@@ -113,7 +105,7 @@ def _token_for(stored: World, user, kind: str) -> str:
 
 @pytest.mark.parametrize("kind", ["opaque", "jwt"])
 def test_a_demoted_admin_no_longer_sees_another_organizations_private_bot(
-    server, open_connections, database, stored, kind
+    server, open_connections, module_database, stored, kind
 ):
     name = f"private{uuid.uuid4().hex[:8]}"
     stored.bot(name, name=name, organization=stored.organization("Globex"), is_public=False)
@@ -124,7 +116,7 @@ def test_a_demoted_admin_no_longer_sees_another_organizations_private_bot(
     before = cached_in_every_worker(server, connections, path, token)
     assert [body["totalResults"] for _, body in before] == [1, 1]
 
-    database.users.update_one({"_id": admin}, {"$set": {"role": "user"}})
+    module_database.users.update_one({"_id": admin}, {"$set": {"role": "user"}})
 
     within_a_second(
         server, connections, path, token, lambda status, body: body["totalResults"] == 0
@@ -132,8 +124,8 @@ def test_a_demoted_admin_no_longer_sees_another_organizations_private_bot(
 
 
 @pytest.mark.parametrize("kind", ["opaque", "jwt"])
-def test_a_removed_membership_closes_the_organizations_requests_inevery_worker(
-    server, open_connections, database, stored, kind
+def test_a_removed_membership_closes_the_organizations_requests_in_every_worker(
+    server, open_connections, module_database, stored, kind
 ):
     acme = stored.organization("Acme")
     member = stored.user("Ada", organizations=[acme])
@@ -142,18 +134,20 @@ def test_a_removed_membership_closes_the_organizations_requests_inevery_worker(
     connections = open_connections(server)
     assert statuses(cached_in_every_worker(server, connections, path, token)) == [200, 200]
 
-    database.users.update_one({"_id": member}, {"$pull": {"organizations": acme}})
+    module_database.users.update_one({"_id": member}, {"$pull": {"organizations": acme}})
 
     within_a_second(server, connections, path, token, lambda status, _: status == 403)
 
 
 @pytest.mark.parametrize("kind", ["opaque", "jwt"])
-def test_a_deleted_user_is_refused_inevery_worker(server, open_connections, database, stored, kind):
+def test_a_deleted_user_is_refused_in_every_worker(
+    server, open_connections, module_database, stored, kind
+):
     user = stored.user("Ada")
     token = _token_for(stored, user, kind)
     connections = open_connections(server)
     assert statuses(cached_in_every_worker(server, connections, "/v1/bots/", token)) == [200, 200]
 
-    database.users.delete_one({"_id": user})
+    module_database.users.delete_one({"_id": user})
 
     within_a_second(server, connections, "/v1/bots/", token, lambda status, _: status == 401)
