@@ -8,15 +8,14 @@ is Eve's `additional_lookup`. Eve answers in its own shape (`_items`, `_meta`), 
 list (`OPTIMIZE_PAGINATION_FOR_SPEED` off, its default) and has no join, so a filter by
 service name is given the service's id, which the service resolves itself.
 
-`gunicorn bench.eve:app`, with `MONGODB_URI` and `MONGODB_DB` as the service takes them.
+`gunicorn "bench.eve:create_app()"`, with `MONGODB_URI` and `MONGODB_DB` as the service takes
+them. Eve is imported there only: the benchmark and its tests, which read `paths`, never load it.
 """
 
 import os
 from urllib.parse import quote
 
-from eve import Eve
-from eve.auth import TokenAuth
-from flask import g
+from flask import Flask, g
 
 from access.authentication import caller_for, hash_token
 from repositories import timestamps
@@ -53,13 +52,6 @@ SETTINGS = {
 }
 
 
-class _Tokens(TokenAuth):
-    def check_auth(self, token, allowed_roles, resource, method):
-        db = app.data.driver.db
-        g.caller = caller_for(TokenRepository(db).find(hash_token(token)), timestamps.now())
-        return g.caller is not None
-
-
 def _visible(request, lookup: dict) -> None:
     """Public bots and the caller's organizations' bots; every bot for an admin."""
     caller = g.caller
@@ -86,12 +78,21 @@ def paths(tag, service_id, public_bot: str) -> dict[str, str]:
     }
 
 
-app = Eve(
-    settings={
+def create_app() -> Flask:
+    from eve import Eve
+    from eve.auth import TokenAuth
+
+    class Tokens(TokenAuth):
+        def check_auth(self, token, allowed_roles, resource, method):
+            tokens = TokenRepository(app.data.driver.db)
+            g.caller = caller_for(tokens.find(hash_token(token)), timestamps.now())
+            return g.caller is not None
+
+    settings = {
         **SETTINGS,
         "MONGO_URI": os.environ.get("MONGODB_URI"),
         "MONGO_DBNAME": os.environ.get("MONGODB_DB"),
-    },
-    auth=_Tokens,
-)
-app.on_pre_GET_bots += _visible
+    }
+    app = Eve(settings=settings, auth=Tokens)
+    app.on_pre_GET_bots += _visible
+    return app

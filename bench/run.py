@@ -429,7 +429,12 @@ def main() -> None:
         if anchored:
             probe_eve = (anchored[0].eve, anchored[0].token)
             with servers.gunicorn(
-                uri, db.name, gunicorn_settings, probe_eve, VAR / "eve.log", app="bench.eve:app"
+                uri,
+                db.name,
+                gunicorn_settings,
+                probe_eve,
+                VAR / "eve.log",
+                app="bench.eve:create_app()",
             ) as anchor:
                 for endpoint in anchored:
                     measure_eve(anchor, endpoint, rows, seconds, connections)
