@@ -10,12 +10,20 @@ from pymongo import MongoClient
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 import commands
-from access import authentication
 from blueprints import bot_requests, bots, exports, health, usage
 from blueprints.converters import ObjectIdConverter
 from runtime import admission, changes, database, logs
 from runtime.config import settings_from_env
-from web import caching, errors, metrics, openapi, rate_limits, request_ids, request_log
+from web import (
+    authentication,
+    caching,
+    errors,
+    metrics,
+    openapi,
+    rate_limits,
+    request_ids,
+    request_log,
+)
 
 _API_SETTINGS = {
     "API_TITLE": "Bot Catalogue Service",

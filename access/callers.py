@@ -1,5 +1,7 @@
-"""Who is calling: the one object that authentication resolves and the policy reads."""
+"""Who is calling: the one object that authentication resolves and the policy reads, and how
+a stored token or user document resolves to it."""
 
+import datetime as dt
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -29,3 +31,23 @@ class Caller:
     @classmethod
     def organization(cls, organization_id: ObjectId) -> "Caller":
         return cls(CallerKind.ORGANIZATION, organization_id, frozenset({organization_id}))
+
+
+def user_caller(user: dict) -> Caller:
+    memberships = user.get("organizations") or ()
+    return Caller.user(user["_id"], memberships, is_admin=user.get("role") == "admin")
+
+
+def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
+    """The caller a stored token stands for, or None when it is revoked, expired or orphaned."""
+    if token_document is None or token_document.get("revokedAt") is not None:
+        return None
+    expires_at = token_document.get("expiresAt")
+    if expires_at is not None and expires_at <= now:
+        return None
+    kind = token_document.get("kind")
+    if kind == "user" and token_document.get("users"):
+        return user_caller(token_document["users"][0])
+    if kind == "organization" and token_document.get("organizations"):
+        return Caller.organization(token_document["organizations"][0]["_id"])
+    return None

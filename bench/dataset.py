@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bson import ObjectId
 from pymongo.database import Database
 
-from access.authentication import hash_token
+from runtime.bearer_tokens import hash_token
 
 DEFAULT_SCALE = {"organizations": 200, "users": 2_000, "bots": 5_000, "requests": 200_000}
 START = dt.datetime(2025, 1, 1)

@@ -17,9 +17,10 @@ from urllib.parse import quote
 
 from flask import Flask, g
 
-from access.authentication import caller_for, hash_token
+from access.callers import caller_for
 from repositories import timestamps
 from repositories.tokens import TokenRepository
+from runtime.bearer_tokens import hash_token
 
 _BOT = {
     "slug": {"type": "string"},

@@ -46,7 +46,7 @@ from pathlib import Path
 import pymongo
 
 from access import policy
-from access.authentication import caller_for, hash_token
+from access.callers import caller_for
 from app import create_app
 from bench import dataset, eve, exports, servers
 from repositories.bot_requests import BotRequestQuery, BotRequestRepository
@@ -56,6 +56,7 @@ from repositories.keyset import WALK, Position, Resume
 from repositories.paging import sort_order
 from repositories.tokens import TokenRepository
 from repositories.usage import pipeline as usage_pipeline
+from runtime.bearer_tokens import hash_token
 from runtime.config import settings_from_env
 from schemas import cursors
 

@@ -3,7 +3,6 @@
 from flask import current_app
 
 from access import policy
-from access.authentication import current_caller
 from blueprints.arguments import Blueprint
 from repositories.catalogue import Catalogue
 from runtime.database import get_primary_db
@@ -21,6 +20,7 @@ from schemas.queries import (
     OrganizationBotListQuery,
 )
 from schemas.selection import check, selected
+from web.authentication import current_caller
 
 blp = Blueprint(
     "bots",

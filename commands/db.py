@@ -7,12 +7,12 @@ from typing import NoReturn
 
 import click
 
-from access.authentication import hash_token, new_token
 from commands import demo, loading
 from commands.groups import DatabaseGroup
 from repositories import timestamps
 from repositories.indexes import IndexConflict, Outcome, index_outcomes
 from repositories.token_admin import TokenAdmin
+from runtime.bearer_tokens import hash_token, new_token
 from runtime.database import admin_db
 
 group = DatabaseGroup("db", help="Set up and fill the database.")

@@ -8,11 +8,11 @@ import datetime as dt
 import click
 from bson import ObjectId
 
-from access.authentication import hash_token, new_token
 from access.exceptions import NotFound
 from commands.groups import DatabaseGroup
 from repositories import timestamps
 from repositories.token_admin import TokenAdmin
+from runtime.bearer_tokens import hash_token, new_token
 from runtime.database import admin_db
 from schemas.fields import format_timestamp
 

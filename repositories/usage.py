@@ -20,7 +20,6 @@ from pymongo.database import Database
 from access.policy import Visibility
 from repositories import timestamps
 from repositories.stages import lookup_one
-from schemas.fields import json_safe
 
 _DAY_FORMAT = "%Y-%m-%d"
 _KEYS = {
@@ -48,16 +47,6 @@ class Usage:
     end: dt.datetime
     group_by: str
     results: list[dict]
-
-    @property
-    def totals(self) -> dict:
-        """A group whose credits are no number JSON can hold (a stored NaN, a sum past the
-        float range) shows null; the total of an unknown amount is unknown too."""
-        credits = [row["credits"] for row in self.results]
-        return {
-            "requests": sum(row["requests"] for row in self.results),
-            "credits": None if None in credits else sum(credits),
-        }
 
 
 def pipeline(visibility: Visibility, start: dt.datetime, end: dt.datetime, group_by: str):
@@ -141,7 +130,7 @@ class UsageRepository:
             {
                 "key": _key(row, group_by),
                 "requests": row["requests"],
-                "credits": json_safe(row["credits"]),
+                "credits": row["credits"],
             }
             for row in rows
         ]

@@ -18,7 +18,7 @@ import re
 
 from pythonjsonlogger.json import JsonFormatter
 
-from access.authentication import TOKEN_PREFIX
+from runtime.bearer_tokens import TOKEN_PREFIX
 
 REDACTED = "[redacted]"
 _TOKENS = re.compile(

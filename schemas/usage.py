@@ -1,8 +1,8 @@
 """The usage summary (7.3)."""
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, pre_dump
 
-from schemas.fields import BsonValue, TimestampField
+from schemas.fields import BsonValue, TimestampField, json_safe
 
 _CREDITS = {
     "type": "number",
@@ -57,3 +57,16 @@ class UsageSchema(Schema):
     group_by = fields.String(data_key="groupBy", required=True)
     totals = fields.Nested(UsageTotalsSchema, required=True)
     results = fields.List(fields.Nested(UsageResultSchema), required=True)
+
+    @pre_dump
+    def with_totals(self, usage, **kwargs) -> dict:
+        """The repository's sums as JSON numbers, then their totals: a group whose credits
+        are no number JSON can hold (a stored NaN, a sum past the float range) shows null,
+        and the total of an unknown amount is unknown too."""
+        results = [{**row, "credits": json_safe(row["credits"])} for row in usage.results]
+        credits = [row["credits"] for row in results]
+        totals = {
+            "requests": sum(row["requests"] for row in results),
+            "credits": None if None in credits else sum(credits),
+        }
+        return {**vars(usage), "results": results, "totals": totals}

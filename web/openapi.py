@@ -20,7 +20,6 @@ from flask import Flask, send_from_directory
 from marshmallow import fields
 from swagger_ui_bundle import swagger_ui_path
 
-from access.authentication import auth
 from schemas.cursors import MAX_LENGTH as CURSOR_LENGTH
 from schemas.cursors import CursorField
 from schemas.fields import (
@@ -33,6 +32,7 @@ from schemas.fields import (
     TimestampField,
 )
 from schemas.selection import FieldSelection
+from web.authentication import auth
 from web.caching import CACHE_CONTROL
 from web.errors import status_message
 from web.request_ids import HEADER as REQUEST_ID_HEADER

@@ -28,7 +28,8 @@ from limits import parse
 from limits.errors import StorageError
 from werkzeug.exceptions import TooManyRequests
 
-from access.authentication import auth, authentication_failed, hash_token
+from runtime.bearer_tokens import hash_token
+from web.authentication import auth, authentication_failed
 from web.metrics import RATE_LIMITED
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ import time
 
 from flask import Flask, Response, g, request, request_finished, request_started
 
-from access.authentication import auth
+from web.authentication import auth
 
 log = logging.getLogger("bot_catalogue.requests")
 

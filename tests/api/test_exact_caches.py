@@ -14,8 +14,8 @@ import time
 import pymongo
 import pytest
 
-from access.authentication import hash_token
 from app import create_app
+from runtime.bearer_tokens import hash_token
 from tests.api.test_round_trips import CommandLog
 from tests.conftest import TEST_SETTINGS, wait_until
 from tests.support.factories import World, bearer

@@ -7,8 +7,8 @@ import pymongo
 import pytest
 from limits.errors import StorageError
 
-from access.authentication import hash_token
 from app import create_app
+from runtime.bearer_tokens import hash_token
 from runtime.config import ConfigError, settings_from_env
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import bearer

@@ -18,9 +18,9 @@ import pytest
 from prometheus_client import REGISTRY
 from pymongo.errors import OperationFailure
 
-from access.authentication import new_token
 from app import create_app
 from repositories.tokens import TokenRepository
+from runtime.bearer_tokens import new_token
 from tests.conftest import TEST_SETTINGS
 from tests.support import ROOT
 from tests.support.factories import World, bearer

@@ -19,7 +19,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from access.authentication import hash_token
+from runtime.bearer_tokens import hash_token
 from tests.support import ROOT
 from tests.support.factories import World
 from tests.support.gunicorn_server import GunicornServer

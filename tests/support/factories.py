@@ -7,7 +7,7 @@ import secrets
 from bson import ObjectId
 from pymongo.database import Database
 
-from access.authentication import hash_token
+from runtime.bearer_tokens import hash_token
 
 BASE_TIME = dt.datetime(2026, 1, 2, 3, 4, 5, 678000)
 

@@ -3,9 +3,9 @@
 import mongomock
 import pytest
 
-from access.authentication import hash_token
 from bench.dataset import Scale, generate, object_id, organization_token, user_token
 from bench.run import authentication, caller, check_answers, endpoints
+from runtime.bearer_tokens import hash_token
 
 SCALE = Scale(organizations=5, users=30, bots=40, requests=400)
 COLLECTIONS = ("organizations", "users", "tokens", "services", "tags", "bots", "botrequests")

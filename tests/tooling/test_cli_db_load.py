@@ -7,9 +7,9 @@ import pymongo
 import pytest
 from bson import Decimal128, ObjectId, json_util
 
-from access.authentication import hash_token
 from app import create_app
 from commands import loading
+from runtime.bearer_tokens import hash_token
 from tests.api.test_round_trips import CommandLog
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import bearer

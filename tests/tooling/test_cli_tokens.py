@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from access.authentication import hash_token
+from runtime.bearer_tokens import hash_token
 from tests.support.factories import bearer
 
 

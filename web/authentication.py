@@ -12,24 +12,20 @@ at once and guessing fills no memory; expiry is checked on every use either way 
 token's `expiresAt`, a JWT's `exp`).
 """
 
-import datetime as dt
-import hashlib
-import secrets
-
 from blinker import Namespace
 from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
 
-from access.callers import Caller
+from access.callers import Caller, caller_for, user_caller
 from access.jwt_tokens import JwtVerifier, looks_like_jwt
 from repositories import timestamps
 from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
+from runtime.bearer_tokens import hash_token
 from runtime.database import get_primary_db
 from web.errors import json_error, status_message
 
 MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
-TOKEN_PREFIX = "bcs_"
 
 auth = HTTPTokenAuth(scheme="Bearer")
 
@@ -47,37 +43,8 @@ def init_app(app: Flask) -> None:
     )
 
 
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def new_token() -> str:
-    """256 random bits behind a prefix that people and secret scanners recognise."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
 def _well_formed(token: str) -> bool:
     return 0 < len(token) <= MAX_TOKEN_LENGTH and token.isascii() and token.isprintable()
-
-
-def _user_caller(user: dict) -> Caller:
-    memberships = user.get("organizations") or ()
-    return Caller.user(user["_id"], memberships, is_admin=user.get("role") == "admin")
-
-
-def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
-    """The caller a stored token stands for, or None when it is revoked, expired or orphaned."""
-    if token_document is None or token_document.get("revokedAt") is not None:
-        return None
-    expires_at = token_document.get("expiresAt")
-    if expires_at is not None and expires_at <= now:
-        return None
-    kind = token_document.get("kind")
-    if kind == "user" and token_document.get("users"):
-        return _user_caller(token_document["users"][0])
-    if kind == "organization" and token_document.get("organizations"):
-        return Caller.organization(token_document["organizations"][0]["_id"])
-    return None
 
 
 def _jwt_caller(token: str) -> Caller | None:
@@ -92,7 +59,7 @@ def _jwt_caller(token: str) -> Caller | None:
         lambda: UserRepository(get_primary_db()).find(user_id),
         lambda user: [("users", user["_id"])],
     )
-    return None if user is None else _user_caller(user)
+    return None if user is None else user_caller(user)
 
 
 def _opaque_caller(token: str) -> Caller | None:
