@@ -17,6 +17,7 @@ from runtime.config import settings_from_env
 from web import (
     authentication,
     caching,
+    docs_page,
     errors,
     metrics,
     openapi,
@@ -89,6 +90,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     caching.init_app(app)
     api = errors.Api(app)
     openapi.init_app(app, api)
+    docs_page.init_app(app)
     api.register_converter(
         ObjectIdConverter, lambda _: {"type": "string", "pattern": f"^{ObjectIdConverter.regex}$"}
     )

@@ -1,7 +1,6 @@
 """Bot requests: a user's (4.1, 4.3) and an organization's (4.2, 4.4)."""
 
 from access import policy
-from blueprints.arguments import Blueprint
 from repositories.bot_requests import BotRequestRepository
 from runtime.database import get_db
 from schemas.bot_requests import BotRequestSchema
@@ -13,6 +12,7 @@ from schemas.queries import (
 )
 from schemas.selection import selected
 from web.authentication import current_caller
+from web.blueprint import Blueprint
 
 blp = Blueprint(
     "bot_requests",

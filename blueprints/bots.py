@@ -3,7 +3,6 @@
 from flask import current_app
 
 from access import policy
-from blueprints.arguments import Blueprint
 from repositories.catalogue import Catalogue
 from runtime.database import get_primary_db
 from schemas.bots import (
@@ -21,6 +20,7 @@ from schemas.queries import (
 )
 from schemas.selection import check, selected
 from web.authentication import current_caller
+from web.blueprint import Blueprint
 
 blp = Blueprint(
     "bots",

@@ -1,7 +1,6 @@
 """Exports of bot requests (7.6): a user's (as 4.1) and an organization's (as 4.2)."""
 
 from access import policy
-from blueprints.arguments import Blueprint
 from repositories import exports
 from repositories.bot_requests import BotRequestRepository
 from runtime.database import get_db
@@ -12,6 +11,7 @@ from schemas.exports import (
     RequestExportQuery,
 )
 from web.authentication import current_caller
+from web.blueprint import Blueprint
 from web.downloads import streamed
 
 blp = Blueprint(

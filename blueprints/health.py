@@ -9,8 +9,8 @@ from marshmallow import Schema, fields
 from pymongo.errors import PyMongoError
 from werkzeug.exceptions import ServiceUnavailable
 
-from blueprints.arguments import Blueprint
 from runtime import database
+from web.blueprint import Blueprint
 from web.errors import DATABASE_RETRY_AFTER
 from web.metrics import DATABASE_ERRORS
 

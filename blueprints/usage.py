@@ -1,12 +1,12 @@
 """Usage summaries (7.3): a user's own, and an organization's."""
 
 from access import policy
-from blueprints.arguments import Blueprint
 from repositories.usage import UsageRepository
 from runtime.database import get_db
 from schemas.periods import OrganizationUsageQuery, UsageQuery
 from schemas.usage import UsageSchema
 from web.authentication import current_caller
+from web.blueprint import Blueprint
 
 blp = Blueprint(
     "usage",

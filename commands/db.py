@@ -7,7 +7,7 @@ from typing import NoReturn
 
 import click
 
-from commands import demo, loading
+from commands import demo, load_files, load_writes, loading
 from commands.groups import DatabaseGroup
 from repositories import timestamps
 from repositories.indexes import IndexConflict, Outcome, index_outcomes
@@ -62,17 +62,17 @@ def _echo_counts(counts: dict[str, tuple[int, int]], existing: str) -> None:
         click.echo(f"{collection}: {new} new, {other} {existing}")
 
 
-def _fail(problems: list[loading.Problem]) -> NoReturn:
+def _fail(problems: list[load_files.Problem]) -> NoReturn:
     for problem in problems:
         click.echo(str(problem), err=True)
     click.echo(f"Nothing was written: {len(problems)} problem(s) found.", err=True)
     raise click.exceptions.Exit(1)
 
 
-def _write(db, entries: list[loading.Entry], *, replace: bool) -> dict[str, tuple]:
+def _write(db, entries: list[load_files.Entry], *, replace: bool) -> dict[str, tuple]:
     try:
-        return loading.write(db, entries, replace=replace)
-    except loading.WriteError as error:
+        return load_writes.write(db, entries, replace=replace)
+    except load_writes.WriteError as error:
         click.echo(f"Error: the database failed during the load: {error.reason}", err=True)
         for line in error.lines:
             click.echo(line, err=True)

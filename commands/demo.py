@@ -18,7 +18,7 @@ from pathlib import Path
 from bson import ObjectId
 from pymongo.database import Database
 
-from commands import loading
+from commands import load_files, loading
 
 DATA_FILE = Path(__file__).resolve().parent / "demo.json"
 SEED = 20260102
@@ -179,18 +179,18 @@ def requests(users: list[dict], bots: list[dict], now: dt.datetime) -> list[dict
     return documents
 
 
-def entries(db: Database, now: dt.datetime) -> list[loading.Entry]:
+def entries(db: Database, now: dt.datetime) -> list[load_files.Entry]:
     """The data file and the requests generated over it, checked by the loader as one load.
 
     The file is checked on its own first, as the requests are drawn from its documents;
     a loading.LoadError lists the problems of either check.
     """
-    files, problems = loading.read_files([DATA_FILE])
+    files, problems = load_files.read_files([DATA_FILE])
     stored = defaultdict(list)
     for entry in loading.validate(db, files, problems).entries:
         stored[entry.collection].append(entry.document)
     generated = {"botrequests": requests(stored["users"], stored["bots"], now)}
-    everything = files + loading.documents(generated, "generated bot requests")
+    everything = files + load_files.documents(generated, "generated bot requests")
     return loading.validate(db, everything).entries
 
 
@@ -212,7 +212,7 @@ class DemoToken:
     def label(self) -> str:
         return f"demo {self.name}"
 
-    def owner_id(self, entries: list[loading.Entry]) -> ObjectId:
+    def owner_id(self, entries: list[load_files.Entry]) -> ObjectId:
         collection, key = ("users", "email") if self.kind == "user" else ("organizations", "name")
         return next(
             entry.document["_id"]

@@ -17,9 +17,9 @@ from marshmallow.validate import OneOf
 
 from repositories.bot_requests import BotRequestQuery
 from schemas.bot_requests import BotRequestSchema
-from schemas.fields import ObjectIdString, QueryText
 from schemas.periods import period
 from schemas.queries import RequestFilters
+from schemas.query_fields import ObjectIdString, QueryText
 from schemas.selection import FieldSelection, keep, names, outside
 
 # Requests per batch: one keyset page, read within the request deadline, held at a time.

@@ -7,8 +7,8 @@ from marshmallow.validate import OneOf
 
 from repositories import timestamps
 from repositories.usage import UsageSummaryQuery
-from schemas.fields import QueryText, QueryTimestamp
 from schemas.queries import NoQuery, built
+from schemas.query_fields import QueryText, QueryTimestamp
 
 PERIOD_DAYS = 30
 MAX_PERIOD_DAYS = 366

@@ -14,7 +14,7 @@ from repositories.paging import keyset_asked
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
 from schemas.cursors import CursorField
-from schemas.fields import (
+from schemas.query_fields import (
     CommaSeparatedIds,
     ObjectIdString,
     QueryBoolean,

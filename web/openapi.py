@@ -1,4 +1,4 @@
-"""The OpenAPI document's shared parts, and the /docs page that renders it.
+"""The OpenAPI document's shared parts: settings, components and field types.
 
 The document is also the source clients are generated from (docs/api.md, Clients), so every
 operation carries an `operationId` (the generated method's name, part of the client's
@@ -7,39 +7,25 @@ carry their blueprint's description, and `servers` is the host that serves the d
 
 The views document their own query and body; what every operation shares (the Bearer
 scheme, ETag and 304, X-Request-ID, rate limit headers and 429, 405, 401 and 503 behind
-authentication) happens in hooks around the views, so it is written into the document here,
-once, by `Blueprint`. The field types of `schemas/fields.py` are mapped here as well.
+authentication) happens in hooks around the views: its components are written here, once,
+and `web/blueprint.py` refers each operation to them. So are our fields' types.
 """
 
-import re
-from http import HTTPStatus
-
-import flask
 import flask_smorest
-from flask import Flask, send_from_directory
+from flask import Flask
 from marshmallow import fields
-from swagger_ui_bundle import swagger_ui_path
 
 from schemas.cursors import MAX_LENGTH as CURSOR_LENGTH
 from schemas.cursors import CursorField
-from schemas.fields import (
-    BsonNumber,
-    CommaSeparatedIds,
-    ObjectIdString,
-    QueryText,
-    SortBy,
-    StoredId,
-    TimestampField,
-)
+from schemas.fields import BsonNumber, StoredId, TimestampField
+from schemas.query_fields import CommaSeparatedIds, ObjectIdString, QueryText, SortBy
 from schemas.selection import FieldSelection
-from web.authentication import auth
 from web.caching import CACHE_CONTROL
 from web.errors import status_message
 from web.request_ids import HEADER as REQUEST_ID_HEADER
 from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
 BEARER_SCHEME = "bearerAuth"
-DOCS_ASSETS = ("swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js")
 
 SETTINGS = {
     "OPENAPI_URL_PREFIX": "/",
@@ -63,14 +49,6 @@ SETTINGS = {
 }
 
 _ID = "[0-9a-fA-F]{24}"
-
-# Path parameters by name, as the routes spell them; the converters give their schemas.
-_PATH_PARAMETERS = {
-    "organization_id": "The organization's id: 24 hexadecimal characters.",
-    "bot_request_id": "The bot request's id: 24 hexadecimal characters.",
-    "slug": "The bot's slug.",
-}
-_RULE_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 _FIELD_TYPES = (
     (ObjectIdString, "string", None),
@@ -139,8 +117,8 @@ _HEADERS = {
 }
 LINK_HEADER = "LINK"
 
-_COMMON_HEADERS = {REQUEST_ID_HEADER: "X_REQUEST_ID", "Cache-Control": "CACHE_CONTROL"}
-_RATE_LIMIT_HEADERS = {
+COMMON_HEADERS = {REQUEST_ID_HEADER: "X_REQUEST_ID", "Cache-Control": "CACHE_CONTROL"}
+RATE_LIMIT_HEADERS = {
     "X-RateLimit-Limit": "RATELIMIT_LIMIT",
     "X-RateLimit-Remaining": "RATELIMIT_REMAINING",
     "X-RateLimit-Reset": "RATELIMIT_RESET",
@@ -174,7 +152,7 @@ _RESPONSES = {
 }
 _BODILESS = {"NOT_MODIFIED"}
 
-_IF_NONE_MATCH = {
+IF_NONE_MATCH = {
     "name": "If-None-Match",
     "in": "header",
     "description": "An ETag from an earlier response: a 304 answers if nothing changed.",
@@ -187,96 +165,6 @@ _REQUEST_ID = {
     "description": "Your id for this request, echoed back and written to our logs.",
     "schema": _HEADERS["X_REQUEST_ID"]["schema"],
 }
-
-
-class Blueprint(flask_smorest.Blueprint):
-    """flask-smorest's Blueprint, documenting the behaviour every operation shares.
-
-    `rate_limited=False` exempts the whole blueprint from Flask-Limiter (see `rate_limits`),
-    and its operations then document no 429.
-    """
-
-    def __init__(self, *args, rate_limited: bool = True, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.rate_limited = rate_limited
-        self._prepare_doc_cbks.append(self._prepare_shared_doc)
-
-    def route(self, rule, *, parameters=None, **options):
-        """flask-smorest's route, describing the rule's path parameters."""
-        described = [
-            {"in": "path", "name": name, "description": _PATH_PARAMETERS[name]}
-            for name in _RULE_VARIABLE.findall(rule)
-            if name in _PATH_PARAMETERS
-        ]
-        return super().route(rule, parameters=[*described, *(parameters or [])], **options)
-
-    @staticmethod
-    def _make_doc_response_schema(schema):
-        """flask-smorest's hook: a schema that dumps one of several views (`documented_as`)
-        is documented as what it dumps."""
-        return getattr(schema, "documented_as", schema)
-
-    @staticmethod
-    def login_required(func):
-        """Flask-HTTPAuth's Bearer check; the operation then documents security, 401 and 503."""
-        protected = auth.login_required(func)
-        protected._apidoc = {**getattr(func, "_apidoc", {}), "authenticated": True}
-        return protected
-
-    @staticmethod
-    def download(media_types, description: str):
-        """Document a 200 that is a file streamed in one of `media_types` (web/downloads.py):
-        no ETag, hence no 304."""
-
-        def decorator(func):
-            func._apidoc = {**getattr(func, "_apidoc", {}), "download": (media_types, description)}
-            return func
-
-        return decorator
-
-    def error_responses(self, *statuses: int):
-        """Document errors only the view knows it raises (403, 404) with the error body."""
-
-        def decorator(func):
-            for status in statuses:
-                func = self.alt_response(status, response=HTTPStatus(status).name)(func)
-            return func
-
-        return decorator
-
-    def _prepare_shared_doc(self, doc, doc_info, **kwargs):
-        responses = doc.setdefault("responses", {})
-        download = doc_info.get("download")
-        if download:
-            media_types, description = download
-            responses[200] = {
-                "description": description,
-                "content": {
-                    media_type: {"schema": {"type": "string"}} for media_type in media_types
-                },
-                "headers": {"Content-Disposition": "CONTENT_DISPOSITION"},
-            }
-        success = responses.get(200)
-        if isinstance(success, dict):
-            headers = success.setdefault("headers", {})
-            headers.update(_COMMON_HEADERS if download else {**_COMMON_HEADERS, "ETag": "ETAG"})
-            if self.rate_limited:
-                headers.update(_RATE_LIMIT_HEADERS)
-        shared = [405] if download else [304, 405]
-        if self.rate_limited:
-            shared.append(429)
-        if doc_info.get("authenticated"):
-            doc["security"] = [{BEARER_SCHEME: []}]
-            shared += [401, 503]
-        else:
-            # Said, not left out: an operation without `security` reads as "not thought of".
-            doc["security"] = []
-        for status in shared:
-            responses.setdefault(status, HTTPStatus(status).name)
-        doc["responses"] = dict(sorted(responses.items(), key=lambda item: str(item[0])))
-        shared_parameters = ["X_REQUEST_ID"] if download else ["IF_NONE_MATCH", "X_REQUEST_ID"]
-        doc.setdefault("parameters", []).extend(shared_parameters)
-        return doc
 
 
 _NULL = {"type": "object", "nullable": True, "enum": [None]}
@@ -332,26 +220,17 @@ def _register_components(api: flask_smorest.Api) -> None:
     )
     for name, header in _HEADERS.items():
         spec.components.header(name, header, lazy=True)
-    spec.components.parameter("IF_NONE_MATCH", "header", _IF_NONE_MATCH, lazy=True)
+    spec.components.parameter("IF_NONE_MATCH", "header", IF_NONE_MATCH, lazy=True)
     spec.components.parameter("X_REQUEST_ID", "header", _REQUEST_ID, lazy=True)
     # Replaces flask-smorest's lazily registered responses of the same names.
     for name, (description, headers) in _RESPONSES.items():
         # Every response after the rate limit's check carries its headers (Flask-Limiter),
         # those of operations exempt from it (the probes) excepted.
-        headers = {**_COMMON_HEADERS, **headers, **_RATE_LIMIT_HEADERS}
+        headers = {**COMMON_HEADERS, **headers, **RATE_LIMIT_HEADERS}
         response = {"description": description, "headers": headers}
         if name not in _BODILESS:
             response["content"] = {api.DEFAULT_RESPONSE_CONTENT_TYPE: {"schema": api.ERROR_SCHEMA}}
         spec.components.response(name, response, lazy=True)
-
-
-_assets = flask.Blueprint("docs_assets", __name__)
-
-
-@_assets.route(f"/docs/assets/<any({', '.join(map(repr, DOCS_ASSETS))}):name>")
-def _docs_asset(name: str):
-    """Swagger UI's files, from the swagger-ui-bundle package: /docs loads nothing remote."""
-    return send_from_directory(str(swagger_ui_path), name)
 
 
 def init_app(app: Flask, api: flask_smorest.Api) -> None:
@@ -362,4 +241,3 @@ def init_app(app: Flask, api: flask_smorest.Api) -> None:
     api.ma_plugin.converter.add_attribute_function(_nullable_reference)
     api.ma_plugin.converter.add_attribute_function(_missing_is_null)
     _register_components(api)
-    app.register_blueprint(_assets)

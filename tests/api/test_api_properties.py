@@ -11,9 +11,9 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from app import create_app
 from schemas.bots import BotDetailSchema, BotSchema
 from schemas.exports import OrganizationRequestExportQuery
-from schemas.fields import QueryTimestamp
 from schemas.periods import OrganizationUsageQuery
 from schemas.queries import MAX_OFFSET
+from schemas.query_fields import QueryTimestamp
 from schemas.selection import names
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from tests.support.live_server import served
-from web.openapi import DOCS_ASSETS
+from web.docs_page import DOCS_ASSETS
 
 
 class _References(HTMLParser):

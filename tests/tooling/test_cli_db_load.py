@@ -8,7 +8,7 @@ import pytest
 from bson import Decimal128, ObjectId, json_util
 
 from app import create_app
-from commands import loading
+from commands import load_writes
 from runtime.bearer_tokens import hash_token
 from tests.api.test_round_trips import CommandLog
 from tests.conftest import TEST_SETTINGS
@@ -411,21 +411,21 @@ def test_documents_are_written_in_ordered_batches(write, wire_uri, wire_db):
     log = CommandLog()
     client = pymongo.MongoClient(wire_uri, event_listeners=[log])
     app = create_app({**TEST_SETTINGS, "MONGODB_DB": wire_db.name}, mongo_client=client)
-    path = write({"tags": _tags(loading.BATCH_SIZE * 2 + 1)})
+    path = write({"tags": _tags(load_writes.BATCH_SIZE * 2 + 1)})
 
     result = app.test_cli_runner().invoke(args=["db", "load", path])
     client.close()
 
     assert result.exit_code == 0, result.output
     writes = [command for command in log.take() if command.get("update") == "tags"]
-    assert [len(command["updates"]) for command in writes] == [loading.BATCH_SIZE] * 2 + [1]
+    assert [len(command["updates"]) for command in writes] == [load_writes.BATCH_SIZE] * 2 + [1]
     assert all(command["ordered"] for command in writes)
-    assert wire_db.tags.count_documents({}) == loading.BATCH_SIZE * 2 + 1
+    assert wire_db.tags.count_documents({}) == load_writes.BATCH_SIZE * 2 + 1
 
 
 def test_a_write_refused_midway_says_which_documents_were_written(runner, write, db, monkeypatch):
     """A unique index of the writer's that the load's checks know nothing of."""
-    monkeypatch.setattr(loading, "BATCH_SIZE", 2)
+    monkeypatch.setattr(load_writes, "BATCH_SIZE", 2)
     db.tags.create_index("name", unique=True)
     db.tags.insert_one({"name": "tag 2"})
     data = valid_data()
@@ -465,7 +465,7 @@ def test_a_batch_in_doubt_says_which_documents_may_be_written(
 ):
     """The command line's own client (appname bot-catalogue) fails on the second batch, and
     again on the driver's retry."""
-    monkeypatch.setattr(loading, "BATCH_SIZE", 2)
+    monkeypatch.setattr(load_writes, "BATCH_SIZE", 2)
     settings = {**TEST_SETTINGS, "MONGODB_URI": wire_uri, "MONGODB_DB": wire_db.name}
     app = create_app(settings)
     path = write({"tags": _tags(5)})

@@ -1,4 +1,5 @@
-"""schemas/fields.py and the pipeline builders of repositories/, without a database."""
+"""The query fields, the output fields and the pipeline builders of repositories/, without a
+database."""
 
 import datetime as dt
 import re
@@ -10,18 +11,14 @@ from marshmallow import Schema, ValidationError
 from access.policy import EVERYTHING, NOTHING, Visibility
 from repositories.filters import contains, disjoint_filters, equals_ignoring_case
 from repositories.paging import Page, fetch_page, sort_order
-from schemas.fields import (
-    BsonNumber,
+from schemas.fields import BsonNumber, StoredId, TimestampField, format_timestamp, json_safe
+from schemas.query_fields import (
     CommaSeparatedIds,
     ObjectIdString,
     QueryBoolean,
     QueryInteger,
     QueryText,
     SortBy,
-    StoredId,
-    TimestampField,
-    format_timestamp,
-    json_safe,
 )
 
 ID = "0123456789abcdef01234567"

@@ -1,0 +1,171 @@
+"""The one Blueprint every route uses: flask-smorest's, with strict query parsing, the `Link`
+header of a page, and the behaviour every operation shares written into its documentation
+(the components it refers to are `web/openapi.py`'s)."""
+
+import re
+from functools import wraps
+from http import HTTPStatus
+
+import flask_smorest
+from marshmallow import ValidationError
+from webargs.flaskparser import FlaskParser
+
+from repositories.keyset_pages import KeysetPage
+from schemas import cursors
+from schemas.common import KeysetBody, PageSchema
+from schemas.selection import selected
+from web import links, openapi
+from web.authentication import auth
+from web.openapi import COMMON_HEADERS, RATE_LIMIT_HEADERS
+
+# Path parameters by name, as the routes spell them; the converters give their schemas.
+_PATH_PARAMETERS = {
+    "organization_id": "The organization's id: 24 hexadecimal characters.",
+    "bot_request_id": "The bot request's id: 24 hexadecimal characters.",
+    "slug": "The bot's slug.",
+}
+_RULE_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+
+
+class QueryParser(FlaskParser):
+    """webargs' parser, made strict.
+
+    A repeated parameter is refused instead of silently taking its first value, and the
+    schemas' own `unknown = RAISE` applies, so an unknown parameter is a 400 naming it.
+    """
+
+    DEFAULT_VALIDATION_STATUS = 400
+
+    def load_querystring(self, req, schema):
+        repeated = sorted({key for key, values in req.args.lists() if len(values) > 1})
+        if repeated:
+            raise ValidationError({key: ["Given more than once."] for key in repeated})
+        return req.args.to_dict()
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """flask-smorest's Blueprint: strict query parsing, a page's `Link` header, and the
+    behaviour every operation shares written into its documentation.
+
+    `rate_limited=False` exempts the whole blueprint from Flask-Limiter (see `rate_limits`),
+    and its operations then document no 429.
+    """
+
+    ARGUMENTS_PARSER = QueryParser(unknown=None)
+
+    def __init__(self, *args, rate_limited: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rate_limited = rate_limited
+        self._prepare_doc_cbks.append(self._prepare_shared_doc)
+
+    def route(self, rule, *, parameters=None, **options):
+        """flask-smorest's route, describing the rule's path parameters."""
+        described = [
+            {"in": "path", "name": name, "description": _PATH_PARAMETERS[name]}
+            for name in _RULE_VARIABLE.findall(rule)
+            if name in _PATH_PARAMETERS
+        ]
+        return super().route(rule, parameters=[*described, *(parameters or [])], **options)
+
+    @staticmethod
+    def _make_doc_response_schema(schema):
+        """flask-smorest's hook: a schema that dumps one of several views (`documented_as`)
+        is documented as what it dumps."""
+        return getattr(schema, "documented_as", schema)
+
+    @staticmethod
+    def login_required(func):
+        """Flask-HTTPAuth's Bearer check; the operation then documents security, 401 and 503."""
+        protected = auth.login_required(func)
+        protected._apidoc = {**getattr(func, "_apidoc", {}), "authenticated": True}
+        return protected
+
+    @staticmethod
+    def download(media_types, description: str):
+        """Document a 200 that is a file streamed in one of `media_types` (web/downloads.py):
+        no ETag, hence no 304."""
+
+        def decorator(func):
+            func._apidoc = {**getattr(func, "_apidoc", {}), "download": (media_types, description)}
+            return func
+
+        return decorator
+
+    def error_responses(self, *statuses: int):
+        """Document errors only the view knows it raises (403, 404) with the error body."""
+
+        def decorator(func):
+            for status in statuses:
+                func = self.alt_response(status, response=HTTPStatus(status).name)(func)
+            return func
+
+        return decorator
+
+    def _prepare_shared_doc(self, doc, doc_info, **kwargs):
+        responses = doc.setdefault("responses", {})
+        download = doc_info.get("download")
+        if download:
+            media_types, description = download
+            responses[200] = {
+                "description": description,
+                "content": {
+                    media_type: {"schema": {"type": "string"}} for media_type in media_types
+                },
+                "headers": {"Content-Disposition": "CONTENT_DISPOSITION"},
+            }
+        success = responses.get(200)
+        if isinstance(success, dict):
+            headers = success.setdefault("headers", {})
+            headers.update(COMMON_HEADERS if download else {**COMMON_HEADERS, "ETag": "ETAG"})
+            if self.rate_limited:
+                headers.update(RATE_LIMIT_HEADERS)
+        shared = [405] if download else [304, 405]
+        if self.rate_limited:
+            shared.append(429)
+        if doc_info.get("authenticated"):
+            doc["security"] = [{openapi.BEARER_SCHEME: []}]
+            shared += [401, 503]
+        else:
+            # Said, not left out: an operation without `security` reads as "not thought of".
+            doc["security"] = []
+        for status in shared:
+            responses.setdefault(status, HTTPStatus(status).name)
+        doc["responses"] = dict(sorted(responses.items(), key=lambda item: str(item[0])))
+        shared_parameters = ["X_REQUEST_ID"] if download else ["IF_NONE_MATCH", "X_REQUEST_ID"]
+        doc.setdefault("parameters", []).extend(shared_parameters)
+        return doc
+
+    def response(self, status_code, schema=None, **kwargs):
+        """flask-smorest's response; a page (`PageSchema`) also gets its `Link` header.
+
+        Here the view's `Page`, with its totals, is at hand: no list view builds links. A
+        `KeysetPage` is sent with its cursor and the keyset links. The query's field
+        selection goes with the page to its dump.
+        """
+        if not (isinstance(schema, type) and issubclass(schema, PageSchema)):
+            return super().response(status_code, schema, **kwargs)
+        headers = {**(kwargs.pop("headers", None) or {}), links.HEADER: openapi.LINK_HEADER}
+        dump = super().response(status_code, schema, headers=headers, **kwargs)
+
+        def decorator(func):
+            @wraps(func)
+            def with_links(*args, **kwargs):
+                page, query = func(*args, **kwargs), kwargs["query"]
+                if isinstance(page, KeysetPage):
+                    body, headers = _keyset_body(page, query.sort)
+                else:
+                    full = len(page.results) == page.limit
+                    body = page
+                    headers = {links.HEADER: links.header(page.page, page.total_pages, full)}
+                return selected(body, query.fields), headers
+
+            return dump(with_links)
+
+        return decorator
+
+
+def _keyset_body(page: KeysetPage, sort: list) -> tuple[KeysetBody, dict]:
+    """The keyset page as sent: its resume position made into the cursor of `next`."""
+    cursor = None if page.next is None else cursors.encode(page.next, sort)
+    body = KeysetBody(page.results, page.limit, cursor, page.total_results, page.total_pages)
+    return body, {links.HEADER: links.keyset_header(cursor)}
