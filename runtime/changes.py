@@ -2,10 +2,13 @@
 (contract 7.7 and 7.8).
 
 A cache fed by this stream may serve an entry only while the stream is known to be current:
-`live` is true for FRESH_SECONDS after a getMore that found nothing was sent, and an idle
-stream sends one every AWAIT_SECONDS. So a write reaches every worker's
-caches within about AWAIT_SECONDS when all is well, and a stream that stalls, breaks or
-cannot be opened turns the caches off within FRESH_SECONDS: never a stale entry.
+`live` is true for FRESH_SECONDS after a getMore that waited AWAIT_SECONDS and found nothing
+was sent, which says that every change written before it has arrived; an idle stream sends
+one every AWAIT_SECONDS. A change that arrives says nothing of those still on the way, so
+writes that never pause for AWAIT_SECONDS turn the caches off until they do. So a write
+reaches every worker's caches within about AWAIT_SECONDS when all is well, and a stream that
+stalls, lags, breaks or cannot be opened turns the caches off within FRESH_SECONDS: never a
+stale entry. The stream reads the primary, as the caches' misses do (`get_primary_db`).
 
 After a break the stream resumes from its last resume token, and the caches stay off until
 it has caught up (an empty answer); entries made before the break are still exact then,
@@ -28,6 +31,7 @@ from typing import Protocol
 
 import pymongo
 from flask import Flask
+from pymongo import ReadPreference
 from pymongo.database import Database
 from pymongo.errors import InvalidOperation, PyMongoError
 
@@ -36,7 +40,9 @@ from runtime.exact_cache import ExactCache
 
 AWAIT_SECONDS = 0.25
 FRESH_SECONDS = 0.75
-SLOW_SECONDS = 0.25  # an empty answer later than AWAIT_SECONDS by this came after a resume
+# An empty answer says "caught up" only from a getMore that waited, and came back in time: a
+# quicker one is the first batch of a stream the driver resumed; a later one, a slow server.
+AWAITED_SECONDS = (0.8 * AWAIT_SECONDS, AWAIT_SECONDS + 0.25)
 RETRY_SECONDS = (0.5, 30.0)  # the first wait before reopening a stream, and the longest
 _DOCUMENT_CHANGES = {"insert", "update", "replace", "delete"}
 
@@ -56,13 +62,14 @@ class Subscriber(Protocol):
 
 class ChangeFeed:
     def __init__(self, database: Database, subscribers: Iterable[Subscriber]):
-        self._database = database
+        self._database = database.with_options(read_preference=ReadPreference.PRIMARY)
         self._subscribers = list(subscribers)
         for subscriber in self._subscribers:
             subscriber.live = lambda: self.live
         self._collections = sorted({name for s in self._subscribers for name in s.collections})
         self._fresh_until = 0.0
         self._resume_token = None
+        self._opened = False
         self._warned = False
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -98,9 +105,9 @@ class ChangeFeed:
         while not self._stopping.is_set():
             try:
                 self._follow()
-                wait = RETRY_SECONDS[0]
                 continue
-            except InvalidOperation:  # the client was closed: the process is ending
+            except InvalidOperation as error:  # the client was closed, or unusable: give up
+                self._broken(describe(error), resumable=False)
                 return
             except PyMongoError as error:
                 # Refused by the server (no replica set, or history it no longer holds), the
@@ -110,7 +117,7 @@ class ChangeFeed:
                 self._broken(f"{type(error).__name__}: {error}", resumable=False)
             if self._stopping.wait(wait):
                 return
-            wait = min(wait * 2, RETRY_SECONDS[1])
+            wait = min(wait * 2, RETRY_SECONDS[1]) if not self._opened else RETRY_SECONDS[0]
 
     def _follow(self) -> None:
         """Until the process stops, or the server ends the stream (an `invalidate`)."""
@@ -122,9 +129,11 @@ class ChangeFeed:
             ]}},
             {"$project": {"operationType": 1, "ns": 1, "to": 1, "documentKey": 1}},
         ]  # fmt: skip
+        self._opened = False
         with self._database.watch(
             pipeline, resume_after=self._resume_token, max_await_time_ms=int(AWAIT_SECONDS * 1000)
         ) as stream:
+            self._opened = True
             if self._resume_token is None:
                 self._clear()
             if self._warned:
@@ -136,21 +145,10 @@ class ChangeFeed:
                     change = stream.try_next()
                 if change is not None:
                     self._dispatch(change)
-                if self._current(change, asked):
+                elif AWAITED_SECONDS[0] <= time.monotonic() - asked < AWAITED_SECONDS[1]:
                     self._fresh_until = asked + FRESH_SECONDS
                 self._resume_token = stream.resume_token if stream.alive else None
         self._fresh_until = 0.0
-
-    def _current(self, change: dict | None, asked: float) -> bool:
-        """Whether every change written before `asked` has now been dispatched.
-
-        An empty answer to a getMore sent then says so, unless the driver had to resume the
-        stream on the way (a slow answer): the changes it missed come with the next one. A
-        change says so only while the stream is flowing, not while it replays a break.
-        """
-        if change is None:
-            return time.monotonic() - asked < AWAIT_SECONDS + SLOW_SECONDS
-        return time.monotonic() < self._fresh_until
 
     def _dispatch(self, change: dict) -> None:
         kind, collection = change["operationType"], change.get("ns", {}).get("coll")

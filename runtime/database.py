@@ -12,6 +12,7 @@ from flask import Flask, current_app
 from pymongo import MongoClient, ReadPreference, timeout
 from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure, PyMongoError
+from pymongo.read_concern import ReadConcern
 
 from runtime import admission
 from runtime.config import ConfigError
@@ -84,11 +85,13 @@ def get_db() -> Database:
 
 
 def get_primary_db() -> Database:
-    """The request's database, read on the primary while there is one, whatever
-    MONGODB_READ_PREFERENCE says: what a cache keeps (runtime/exact_cache.py). A secondary
-    still behind a change that the stream has already delivered would put the answer from
-    before it into a cache, to stay there until the next change."""
-    return get_db().with_options(read_preference=ReadPreference.PRIMARY_PREFERRED)
+    """The request's database as the caches must read it (runtime/exact_cache.py): on the
+    primary while there is one, whatever MONGODB_READ_PREFERENCE says, and only what a
+    majority holds. The change stream reports exactly those writes; a lagging secondary, or a
+    write later rolled back, would otherwise put into a cache what no event will take out."""
+    return get_db().with_options(
+        read_preference=ReadPreference.PRIMARY_PREFERRED, read_concern=ReadConcern("majority")
+    )
 
 
 def admin_db() -> Database:

@@ -29,10 +29,11 @@ ANY = object()  # stands for every document of a collection, in a dependency
 
 
 def _exact(document_id):
-    """An ObjectId as itself; any other value as the whole collection. Contract section 1
-    promises ObjectIds, and MongoDB's equality across other types (1 and 1.0, numbers in
-    arrays, embedded documents) is not Python's: a wider dependency is still exact."""
-    return document_id if isinstance(document_id, ObjectId) else ANY
+    """An ObjectId, or None (a reference left out, which `$lookup` matches to `_id: null`), as
+    itself; any other value as the whole collection. Contract section 1 promises ObjectIds,
+    and MongoDB's equality across other types (1 and 1.0, numbers in arrays, embedded
+    documents) is not Python's: a wider dependency is still exact."""
+    return document_id if document_id is None or isinstance(document_id, ObjectId) else ANY
 
 
 class _Entry(NamedTuple):

@@ -55,7 +55,7 @@ def _jwt_caller(token: str) -> Caller | None:
     if user_id is None:
         return None
     user = current_app.extensions["token_cache"].get(
-        hash_token(token),
+        ("jwt", hash_token(token)),
         lambda: UserRepository(get_primary_db()).find(user_id),
         lambda user: [("users", user["_id"])],
     )
@@ -65,7 +65,7 @@ def _jwt_caller(token: str) -> Caller | None:
 def _opaque_caller(token: str) -> Caller | None:
     token_hash = hash_token(token)
     document = current_app.extensions["token_cache"].get(
-        token_hash, lambda: TokenRepository(get_primary_db()).find(token_hash), _made_of
+        ("token", token_hash), lambda: TokenRepository(get_primary_db()).find(token_hash), _made_of
     )
     return caller_for(document, timestamps.now())
 

@@ -7,6 +7,7 @@ import pytest
 
 from app import create_app
 from repositories.bots import BotRepository
+from tests.conftest import TEST_SETTINGS
 from tests.support.cast import ENDPOINTS, build_cast
 from tests.support.checks import assert_error
 from tests.support.factories import bearer
@@ -190,7 +191,7 @@ def test_every_response_is_json(client, cast, path, caller, status):
 
 def test_unexpected_error_is_a_json_500_without_internals(db, world, monkeypatch, caplog):
     app = create_app(
-        {"TESTING": False, "PROPAGATE_EXCEPTIONS": False, "MONGODB_DB": db.name},
+        {**TEST_SETTINGS, "TESTING": False, "PROPAGATE_EXCEPTIONS": False, "MONGODB_DB": db.name},
         mongo_client=db.client,
     )
     token = world.token(user=world.user("Ada"))

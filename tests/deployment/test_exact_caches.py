@@ -215,22 +215,23 @@ def _read_tokens(log: CommandLog) -> list:
     return [c for c in log.take() if next(iter(c.values())) == "tokens"]
 
 
-def _kept_and_revoked(app, world: World, log: CommandLog, breaking) -> None:
-    """Two cached tokens; the stream broken by `breaking()`; one revoked after. The other is
-    still answered from the cache (its entry was kept: the stream resumed, not restarted),
-    and the revocation arrives within a second of the stream's return."""
+def _kept_and_revoked(app, world: World, log: CommandLog, breaking, mending) -> None:
+    """Two cached tokens; the stream broken by `breaking()`; one revoked while it is down;
+    then `mending()`. The other is still answered from the cache, and the revocation arrives
+    within a second of the stream's return: the stream resumed from its token, which
+    replayed the change, and kept the cache it had."""
     client = app.test_client()
     kept, revoked = (world.token(user=world.user(name)) for name in ("Ada", "Bob"))
     for token in (kept, revoked):
         for _ in range(2):
             assert client.get("/v1/bots/", headers=bearer(token)).status_code == 200
-    log.take()
 
     breaking()
-    wait_until(lambda: app.extensions["changes"].live, "the change stream is live again", 30)
     world.db.tokens.update_one(
         {"tokenHash": hash_token(revoked)}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
     )
+    mending()
+    wait_until(lambda: app.extensions["changes"].live, "the change stream is live again", 30)
     log.take()
 
     assert client.get("/v1/bots/", headers=bearer(kept)).status_code == 200
@@ -248,26 +249,27 @@ def _said(json_log, text: str) -> bool:
 def test_a_stream_cut_by_the_network_resumes_and_keeps_the_cache(
     monitored_app, fail_point, json_log
 ):
+    """The stream's connections are closed until the service has seen it; the revocation is
+    written meanwhile, on a connection of its own."""
     app, world, log = monitored_app
 
     def cut():
-        """Every connection the stream uses is closed until the service has seen it."""
         fail_point.arm(["getMore", "aggregate"], "alwaysOn", closeConnection=True)
         wait_until(lambda: _said(json_log, WARNING), "the service saw the stream cut", 15)
-        fail_point.off()
 
-    _kept_and_revoked(app, world, log, cut)
+    _kept_and_revoked(app, world, log, cut, fail_point.off)
     assert _said(json_log, "Change stream open again")
 
 
 def test_a_stream_resumes_after_the_database_restarts(monitored_app, fault_server, json_log):
-    """Down for longer than the driver's own resume waits, so the service reopens it."""
+    """Down for longer than the driver's own resume waits, so the service reopens it; the
+    revocation is written once the server is back, before the stream is."""
     app, world, log = monitored_app
 
-    def restart():
+    def stop():
         fault_server.stop()
         wait_until(lambda: _said(json_log, WARNING), "the service saw the stream cut", 15)
         fault_server.start()
 
-    _kept_and_revoked(app, world, log, restart)
+    _kept_and_revoked(app, world, log, stop, lambda: None)
     assert _said(json_log, "Change stream open again")

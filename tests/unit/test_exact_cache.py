@@ -54,7 +54,7 @@ def test_by_default_an_entry_is_made_of_every_document_of_the_caches_collections
     assert loads.keys == ["page", "page"]
 
 
-@pytest.mark.parametrize("odd_id", [1, "ada", {"a": 1}, [ObjectId()], None])
+@pytest.mark.parametrize("odd_id", [1, "ada", {"a": 1}, [ObjectId()]])
 def test_an_id_that_is_no_object_id_stands_for_its_whole_collection(odd_id):
     """MongoDB finds 1.0 for 1 and an element in an array; Python's equality does not."""
     cache, loads = _cache(), Loads()
@@ -63,6 +63,20 @@ def test_an_id_that_is_no_object_id_stands_for_its_whole_collection(odd_id):
     cache.changed("users", 1.0 if odd_id == 1 else ObjectId())
 
     cache.get("k", loads.of("k"), lambda _: [("users", odd_id)])
+    assert loads.keys == ["k", "k"]
+
+
+def test_a_reference_left_out_depends_on_the_document_whose_id_is_null_alone():
+    """`$lookup` on a missing field finds `_id: null`: a change elsewhere keeps the entry."""
+    cache, loads = _cache(), Loads()
+    made_of = lambda _: [("users", None)]  # noqa: E731
+    cache.get("k", loads.of("k"), made_of)
+
+    cache.changed("users", ObjectId())
+    cache.get("k", loads.of("k"), made_of)
+    cache.changed("users", None)
+    cache.get("k", loads.of("k"), made_of)
+
     assert loads.keys == ["k", "k"]
 
 
