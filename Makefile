@@ -39,7 +39,7 @@ test: $(STAMP) $(NODE_STAMP)
 
 # The inner loop: unit and API tests on mongomock only; no server, gunicorn or browser.
 test-fast: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest tests/unit tests/api -m "not wire and not browser"
+	$(BIN)/python -m pytest tests/unit tests/integration tests/api -m "not wire and not browser"
 
 # Load test over generated data (docs/performance.md); installs wrk with apt-get when missing.
 bench: $(STAMP) wrk

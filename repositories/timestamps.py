@@ -7,7 +7,11 @@ import datetime as dt
 
 
 def now() -> dt.datetime:
-    moment = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    return whole_milliseconds(dt.datetime.now(dt.UTC).replace(tzinfo=None))
+
+
+def whole_milliseconds(moment: dt.datetime) -> dt.datetime:
+    """`moment` as BSON keeps it: the microseconds past its millisecond dropped."""
     return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 

@@ -17,6 +17,8 @@ from bson import Decimal128, ObjectId
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validates_schema
 from marshmallow.validate import Length, OneOf, Regexp
 
+from repositories import timestamps
+
 MAX_TEXT = 10_000
 
 
@@ -52,7 +54,7 @@ class StoredDateTime(fields.Field):
             raise self.make_error("invalid")
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC).replace(tzinfo=None)
-        return value.replace(microsecond=value.microsecond // 1000 * 1000)
+        return timestamps.whole_milliseconds(value)
 
 
 class StrictNumber(fields.Field):

@@ -188,7 +188,7 @@ def pytest_configure(config):
 
     A developer's `.env` would reach every `flask`, gunicorn and `make run` a test starts in
     the project folder, behind the settings the test chose: Flask's own switch turns it off
-    for them all (tests/deployment/test_env_file.py turns it back on).
+    for them all (tests/tooling/test_env_file.py turns it back on).
 
     Every app's test client checks each response against the app's OpenAPI document
     (tests/support/openapi_check.py), and mongomock knows the BSON types the keyset walk

@@ -3,9 +3,12 @@
 import mongomock
 import pytest
 
+from app import create_app
 from bench.dataset import Scale, generate, object_id, organization_token, user_token
 from bench.run import authentication, caller, check_answers, endpoints
 from runtime.bearer_tokens import hash_token
+from tests.conftest import TEST_SETTINGS
+from tests.support.factories import bearer
 
 SCALE = Scale(organizations=5, users=30, bots=40, requests=400)
 COLLECTIONS = ("organizations", "users", "tokens", "services", "tags", "bots", "botrequests")
@@ -52,10 +55,31 @@ def test_the_authentication_row_times_the_lookup_of_real_callers():
     assert caller(db, organization_token(1)).kind == "organization"
 
 
-def test_each_endpoints_floor_runs_the_repository_work_it_stands_for():
-    """The floors call the repositories directly: a changed signature must fail here."""
-    for endpoint in endpoints(_generated()):
-        endpoint.floor()
+def test_each_endpoints_floor_reads_what_its_endpoint_answers():
+    """The floors call the repositories directly: each must do the work its endpoint does,
+    so a changed signature or a floor that drifted from its endpoint fails here."""
+    db = _generated()
+    client = create_app({**TEST_SETTINGS, "MONGODB_DB": db.name}, mongo_client=db.client)
+    client = client.test_client()
+    for endpoint in endpoints(db):
+        body = client.get(endpoint.path, headers=bearer(endpoint.token)).get_json()
+        assert _answered(endpoint.floor()) == _answered(body), endpoint.name
+
+
+def _answered(answer) -> list:
+    """The ids an answer holds, in order, from a repository's result or an HTTP body; for
+    usage, the number of requests it counts."""
+    if isinstance(answer, list):  # the usage pipeline's rows
+        return [sum(row["requests"] for row in answer)]
+    if isinstance(answer, dict) and "totals" in answer:
+        return [answer["totals"]["requests"]]
+    if isinstance(answer, dict):
+        items = answer["results"] if "results" in answer else [answer]
+        return [str(item.get("id") or item.get("_id")) for item in items]
+    document = getattr(answer, "document", None)
+    if document is not None:
+        return [str(document["_id"])]
+    return [str(item["_id"]) for item in answer.results]
 
 
 def test_the_benchmark_finds_what_it_fetches_in_a_data_set_of_any_size():

@@ -3,25 +3,11 @@
 import re
 import stat
 
-import pytest
-
 from commands import demo
 from repositories.indexes import INDEXES
 from tests.support.factories import bearer
 
 TOKEN = re.compile(r"bcs_[A-Za-z0-9_-]{43}")
-
-
-@pytest.fixture
-def db(wire_db):
-    """The wire server only: mongomock's bulk_write takes no ReplaceOne or UpdateOne from
-    pymongo 4.11 on (mongomock issue 912), and loads are written with them."""
-    return wire_db
-
-
-@pytest.fixture
-def runner(app):
-    return app.test_cli_runner()
 
 
 def _tokens(output: str) -> dict[str, str]:

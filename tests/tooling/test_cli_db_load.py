@@ -92,18 +92,6 @@ def valid_data() -> dict:
 
 
 @pytest.fixture
-def db(wire_db):
-    """The wire server only: mongomock's bulk_write takes no ReplaceOne or UpdateOne from
-    pymongo 4.11 on (mongomock issue 912), and loads are written with them."""
-    return wire_db
-
-
-@pytest.fixture
-def runner(app):
-    return app.test_cli_runner()
-
-
-@pytest.fixture
 def write(tmp_path):
     def write(data, name="data.json"):
         path = tmp_path / name

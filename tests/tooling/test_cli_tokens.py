@@ -9,11 +9,6 @@ from tests.support.factories import bearer
 
 
 @pytest.fixture
-def runner(app):
-    return app.test_cli_runner()
-
-
-@pytest.fixture
 def acme(world):
     return world.organization("Acme")
 

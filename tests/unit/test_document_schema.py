@@ -5,6 +5,7 @@ import datetime as dt
 import pytest
 from bson import Decimal128, ObjectId
 from bson.datetime_ms import DatetimeMS
+from marshmallow import Schema
 
 from repositories.paging import Page
 from schemas.bot_requests import BotRequestSchema
@@ -64,9 +65,17 @@ def test_a_page_dumps_the_same(monkeypatch):
     assert schema.dump(page) == _marshmallow_dump(schema, page, monkeypatch)
 
 
-def test_a_key_that_only_marshmallow_reads_right_takes_its_path():
+def test_a_plain_document_is_read_without_marshmallows_accessor(monkeypatch):
+    """The fast path is taken where it can be, and marshmallow's where a key needs it."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("marshmallow's accessor")
+
+    monkeypatch.setattr(Schema, "get_attribute", refuse)
+
     class Odd(DocumentSchema):
         items = BotSchema._declared_fields["name"]
 
-    assert Odd()._document_fields() is None
-    assert BotRequestSchema()._document_fields() is not None
+    assert BotRequestSchema().dump(DOCUMENTS[2])["ip"] == "203.0.113.7"
+    with pytest.raises(AssertionError, match="accessor"):
+        Odd().dump({"items": "a key that `dict` has as a method"})

@@ -16,7 +16,7 @@ from access.policy import Visibility
 from repositories import keyset_pages
 from repositories.keyset_pages import fetch_keyset_page
 from repositories.paging import sort_order
-from tests.unit.test_page_queries import (
+from tests.integration.test_page_queries import (
     BOT_CASES,
     BOT_SORTS,
     COSTS,
