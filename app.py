@@ -24,6 +24,7 @@ from web import (
     rate_limits,
     request_ids,
     request_log,
+    timing,
 )
 
 _API_SETTINGS = {
@@ -85,6 +86,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     authentication.init_app(app)
     errors.init_app(app)
     request_ids.init_app(app)
+    timing.init_app(app)
     request_log.init_app(app)
     metrics.init_app(app)
     caching.init_app(app)

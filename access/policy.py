@@ -70,7 +70,7 @@ class BotAccess:
     detailed: bool = False
 
 
-def bot(caller: Caller) -> BotAccess:
+def bot_access(caller: Caller) -> BotAccess:
     """4.7: a bot the caller could list with any parameters, `custom=true` included; only
     an admin sees its details."""
     if caller.is_admin:

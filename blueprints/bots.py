@@ -64,7 +64,7 @@ def get_bot(slug, fields=None):
     detailed view (`BotDetail`), everyone else the public one (`Bot`); `fields` selects from
     the caller's view.
     """
-    access = policy.bot(current_caller())
+    access = policy.bot_access(current_caller())
     check(fields, OneBotSchema.views[access.detailed])
     return selected(_catalogue().get(access, slug, fields), fields)
 

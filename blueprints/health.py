@@ -7,12 +7,11 @@ spent the budget.
 from flask import current_app
 from marshmallow import Schema, fields
 from pymongo.errors import PyMongoError
-from werkzeug.exceptions import ServiceUnavailable
 
 from runtime import database
 from web.blueprint import Blueprint
-from web.errors import DATABASE_RETRY_AFTER
-from web.metrics import DATABASE_ERRORS
+from web.errors import database_unavailable
+from web.metrics import count_database_error
 
 blp = Blueprint(
     "health",
@@ -53,6 +52,6 @@ def readyz():
     try:
         database.ping(current_app.config["READYZ_TIMEOUT_MS"] / 1000)
     except PyMongoError as error:
-        DATABASE_ERRORS.labels(error=type(error).__name__).inc()
-        raise ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER) from error
+        count_database_error(error)
+        raise database_unavailable() from error
     return _OK

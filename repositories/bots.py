@@ -11,7 +11,7 @@ from repositories.filters import contains, equals_ignoring_case
 from repositories.keyset_pages import KeysetPage
 from repositories.lists import fetch_list
 from repositories.paging import Page, Paging, get_one
-from repositories.stages import lookup_one
+from repositories.stages import lookup_all, lookup_one
 
 PUBLIC_FIELDS = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
 # The stored names of the fields a response renames.
@@ -36,7 +36,7 @@ class BotQuery(Paging):
     custom: bool = False
     name: str | None = None
     tags: list[ObjectId] | None = None
-    service: str | None = None
+    service_name: str | None = None
     service_id: ObjectId | None = None
     service_slug: str | None = None
     service_directory: str | None = None
@@ -62,7 +62,7 @@ class BotRepository:
         if query.tags:
             narrow["tags"] = {"$in": query.tags}
         services = self._service_filter(
-            query.service, query.service_id, query.service_slug, query.service_directory
+            query.service_name, query.service_id, query.service_slug, query.service_directory
         )
         if services is not None:
             narrow["service"] = services
@@ -71,13 +71,13 @@ class BotRepository:
             self._bots, visibility, filters, query, narrow=narrow, joins=[_projection(query.fields)]
         )
 
-    def _service_filter(self, name, service_id, slug, directory) -> dict | ObjectId | None:
+    def _service_filter(self, service_name, service_id, slug, directory) -> dict | ObjectId | None:
         """The services that match every given criterion, resolved before the bot query."""
         criteria = {}
         if service_id is not None:
             criteria["_id"] = service_id
-        if name:
-            criteria["name"] = equals_ignoring_case(name)
+        if service_name:
+            criteria["name"] = equals_ignoring_case(service_name)
         if slug:
             criteria["slug"] = slug
         if directory:
@@ -99,16 +99,7 @@ class BotRepository:
         if _selects(fields, "service"):
             stages += lookup_one("service", "services")
         if _selects(fields, "tags"):
-            stages.append(
-                {
-                    "$lookup": {
-                        "from": "tags",
-                        "localField": "tags",
-                        "foreignField": "_id",
-                        "as": "tagDocuments",
-                    }
-                }
-            )
+            stages.append(lookup_all("tags", "tags", "tagDocuments"))
         bot = self._one(visibility, slug, stages)
         if "tagDocuments" in bot:
             by_id = {tag["_id"]: tag for tag in bot.pop("tagDocuments")}

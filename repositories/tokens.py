@@ -2,6 +2,8 @@
 
 from pymongo.database import Database
 
+from repositories.stages import lookup_all
+
 
 class TokenRepository:
     def __init__(self, db: Database):
@@ -12,22 +14,8 @@ class TokenRepository:
         pipeline = [
             {"$match": {"tokenHash": token_hash}},
             {"$limit": 1},
-            {
-                "$lookup": {
-                    "from": "users",
-                    "localField": "user",
-                    "foreignField": "_id",
-                    "as": "users",
-                }
-            },
-            {
-                "$lookup": {
-                    "from": "organizations",
-                    "localField": "organization",
-                    "foreignField": "_id",
-                    "as": "organizations",
-                }
-            },
+            lookup_all("user", "users", "users"),
+            lookup_all("organization", "organizations", "organizations"),
             {
                 "$project": {
                     "kind": 1,

@@ -7,7 +7,7 @@ from marshmallow.validate import OneOf
 
 from repositories import timestamps
 from repositories.usage import UsageSummaryQuery
-from schemas.queries import NoQuery, built
+from schemas.queries import StrictQuery, built
 from schemas.query_fields import QueryText, QueryTimestamp
 
 PERIOD_DAYS = 30
@@ -37,7 +37,7 @@ def _group_by(*groups: str):
     )
 
 
-class UsageQuery(NoQuery):
+class UsageQuery(StrictQuery):
     """7.3: a period, `to` exclusive; by default the 30 days before `to`, which is now."""
 
     start = QueryTimestamp(

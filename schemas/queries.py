@@ -42,7 +42,7 @@ def built(query_type, schema: Schema, data: dict):
     return query_type(**{name: data.get(name) for name in schema.load_fields})
 
 
-class NoQuery(Schema):
+class StrictQuery(Schema):
     """Known parameters only: an unknown one is a 400 naming it.
 
     As it is, it takes no parameter: the query of the single-item endpoints.
@@ -54,25 +54,25 @@ class NoQuery(Schema):
     error_messages = {"unknown": "Unknown parameter."}
 
 
-class BotRequestItemQuery(NoQuery):
+class BotRequestItemQuery(StrictQuery):
     """4.3 and 4.4: a field selection (contract 7.5)."""
 
     fields = FieldSelection(names(BotRequestSchema))
 
 
-class BotItemQuery(NoQuery):
+class BotItemQuery(StrictQuery):
     """4.7: the names of the admin view; a caller gets those of its own (blueprints/bots.py)."""
 
     fields = FieldSelection(names(BotDetailSchema))
 
 
-class OrganizationBotItemQuery(NoQuery):
+class OrganizationBotItemQuery(StrictQuery):
     """4.8: a selection of the bot's fields."""
 
     fields = FieldSelection(names(BotSchema))
 
 
-class EmptyIsUnset(NoQuery):
+class EmptyIsUnset(StrictQuery):
     @pre_load
     def drop_empty_values(self, data, **kwargs):
         """An empty value (`name=`) means the parameter was not given.
@@ -210,7 +210,9 @@ class BotListQuery(OrganizationBotListQuery):
         load_default=False,
         metadata={"description": "Only bots of the caller's organizations."},
     )
-    service = QueryText(metadata={"description": "Service name, case-insensitive, exact."})
+    service_name = QueryText(
+        data_key="service", metadata={"description": "Service name, case-insensitive, exact."}
+    )
     service_id = ObjectIdString(data_key="serviceId", metadata={"description": "Service id."})
     service_slug = QueryText(data_key="serviceSlug", metadata={"description": "Service slug."})
     service_directory = QueryText(

@@ -18,7 +18,7 @@ from flask import Response, current_app, stream_with_context
 from pymongo.errors import PyMongoError
 
 from runtime import database
-from web.metrics import DATABASE_ERRORS
+from web.metrics import count_database_error
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def streamed(
                 with pymongo.timeout(seconds):
                     batch = next(batches, None)
             except PyMongoError as error:
-                DATABASE_ERRORS.labels(error=type(error).__name__).inc()
+                count_database_error(error)
                 log.error("download cut short: %s", database.describe(error))
                 raise DownloadInterrupted(filename) from error
             if batch is None:

@@ -18,7 +18,7 @@ from access.exceptions import DomainError, InvalidParameter
 from runtime import database
 from runtime.admission import DatabaseBusy
 from schemas.common import ErrorSchema
-from web.metrics import ADMISSION_REFUSED, DATABASE_ERRORS
+from web.metrics import ADMISSION_REFUSED, count_database_error
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def http_error(error: HTTPException) -> Response:
     """The Flask docs' recipe: start from the exception's response, replace the body."""
     if isinstance(error, InternalServerError):
         if isinstance(error.original_exception, PyMongoError):
-            DATABASE_ERRORS.labels(error=type(error.original_exception).__name__).inc()
+            count_database_error(error.original_exception)
         log.error("unhandled exception", exc_info=error.original_exception or error)
     response = error.get_response()
     details = _validation_details(error)
@@ -110,8 +110,8 @@ def _database_error(error: PyMongoError) -> Response:
     if not database.unavailable(error):
         return http_error(InternalServerError(original_exception=error))
     log.warning("database unavailable: %s: %s", type(error).__name__, database.describe(error))
-    DATABASE_ERRORS.labels(error=type(error).__name__).inc()
-    return http_error(ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER))
+    count_database_error(error)
+    return http_error(database_unavailable())
 
 
 def _database_busy(error: DatabaseBusy) -> Response:
@@ -119,7 +119,12 @@ def _database_busy(error: DatabaseBusy) -> Response:
     once, so that a stalled database never holds the request in a queue."""
     log.warning("database busy: %s; refused at once", error)
     ADMISSION_REFUSED.inc()
-    return http_error(ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER))
+    return http_error(database_unavailable())
+
+
+def database_unavailable() -> ServiceUnavailable:
+    """The 503 a client may retry shortly, with its Retry-After."""
+    return ServiceUnavailable(retry_after=DATABASE_RETRY_AFTER)
 
 
 def _retry_after(response: Response) -> Response:

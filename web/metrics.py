@@ -11,16 +11,15 @@ serves their sum (`serve_workers`). A worker that exits leaves its files, so the
 backwards. Under `flask run` the one process that serves requests serves its own figures.
 """
 
-import time
-
 import click
-from flask import Flask, Response, g, request, request_finished, request_started
+from flask import Flask, Response, request, request_finished
 from flask.helpers import get_debug_flag
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.multiprocess import MultiProcessCollector
 from werkzeug.serving import is_running_from_reloader
 
 from runtime.config import ConfigError
+from web.timing import elapsed_seconds
 
 REQUESTS = Histogram(
     "botcatalogue_http_request_duration_seconds",
@@ -38,6 +37,7 @@ RATE_LIMITED = Counter(
     "Requests refused with 429, by the setting whose limit they reached.",
     ["limit"],
 )
+
 ADMISSION_REFUSED = Counter(
     "botcatalogue_admission_refused",
     "Requests refused with 503 at once because every database permit of their worker was in "
@@ -45,14 +45,14 @@ ADMISSION_REFUSED = Counter(
 )
 
 
-def _started(sender: Flask, **extra) -> None:
-    g.metrics_started = time.perf_counter()
+def count_database_error(error: BaseException) -> None:
+    """The one rule for `DATABASE_ERRORS`' label: the exception's class."""
+    DATABASE_ERRORS.labels(error=type(error).__name__).inc()
 
 
 def _finished(sender: Flask, response: Response, **extra) -> None:
     endpoint = request.url_rule.rule if request.url_rule else "unmatched"
-    elapsed = time.perf_counter() - g.get("metrics_started", time.perf_counter())
-    REQUESTS.labels(endpoint=endpoint, status=str(response.status_code)).observe(elapsed)
+    REQUESTS.labels(endpoint=endpoint, status=str(response.status_code)).observe(elapsed_seconds())
 
 
 def _listen(port: int, host: str, registry: CollectorRegistry) -> None:
@@ -93,7 +93,6 @@ def init_app(app: Flask) -> None:
     port = app.config["METRICS_PORT"]
     if port is None:
         return
-    request_started.connect(_started, app)
     request_finished.connect(_finished, app)
     host = _flask_run_host()
     if host is not None:

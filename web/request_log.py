@@ -9,28 +9,23 @@ carry secrets (a token pasted in the wrong place), so they never reach the log.
 """
 
 import logging
-import time
 
-from flask import Flask, Response, g, request, request_finished, request_started
+from flask import Flask, Response, request, request_finished
 
 from web.authentication import auth
+from web.timing import elapsed_seconds
 
 log = logging.getLogger("bot_catalogue.requests")
 
 
-def _started(sender: Flask, **extra) -> None:
-    g.request_started = time.perf_counter()
-
-
 def _finished(sender: Flask, response: Response, **extra) -> None:
-    started = g.get("request_started", time.perf_counter())
     caller = auth.current_user()
     fields = {
         "method": request.method,
         "path": request.path,
         "query": sorted(request.args),
         "status": response.status_code,
-        "durationMs": round((time.perf_counter() - started) * 1000, 2),
+        "durationMs": round(elapsed_seconds() * 1000, 2),
         "callerKind": caller.kind.value if caller else None,
         "callerId": str(caller.id) if caller else None,
         "clientAddress": request.remote_addr,
@@ -39,6 +34,5 @@ def _finished(sender: Flask, response: Response, **extra) -> None:
 
 
 def init_app(app: Flask) -> None:
-    """Signals rather than hooks: they fire first and last, whatever other hooks do."""
-    request_started.connect(_started, app)
+    """A signal rather than a hook: it fires last, whatever other hooks do."""
     request_finished.connect(_finished, app)

@@ -58,7 +58,7 @@ def test_bot_list(caller, custom, expected):
     ],
 )
 def test_single_bot_is_what_the_caller_could_list_with_any_parameters(caller, expected):
-    assert policy.bot(CALLERS[caller]).visibility == expected
+    assert policy.bot_access(CALLERS[caller]).visibility == expected
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_single_bot_is_what_the_caller_could_list_with_any_parameters(caller, ex
     ],
 )
 def test_only_admins_see_bot_details(caller, details):
-    assert policy.bot(CALLERS[caller]).detailed is details
+    assert policy.bot_access(CALLERS[caller]).detailed is details
 
 
 @pytest.mark.parametrize(
