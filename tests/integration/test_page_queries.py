@@ -63,6 +63,13 @@ def _reference(collection, visibility, filters, sort, page, limit):
     return ids, total
 
 
+def _assert_page_as_the_reference(collection, visibility, filters, sort, page, limit):
+    """The page's ids and total are the plain query's."""
+    expected = _reference(collection, visibility, filters, sort, page, limit)
+    got = fetch_page(collection, visibility, filters, sort=sort, page=page, limit=limit)
+    assert ([document["_id"] for document in got.results], got.total_results) == expected
+
+
 BOT_CASES = [
     (Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:2]}}), {}),
     (Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:1]}}), {"name": "beta"}),
@@ -87,9 +94,7 @@ def test_bot_pages_match_one_plain_query(db, visibility, filters, sort):
     db.bots.insert_many(_bots(random.Random(1), COSTS + SPECIAL_NUMBERS * real_server))
     for limit in (1, 7, 100):
         for page in (1, 2, 3, 9, 61):
-            expected = _reference(db.bots, visibility, filters, sort, page, limit)
-            got = fetch_page(db.bots, visibility, filters, sort=sort, page=page, limit=limit)
-            assert ([bot["_id"] for bot in got.results], got.total_results) == expected
+            _assert_page_as_the_reference(db.bots, visibility, filters, sort, page, limit)
 
 
 REQUEST_CASES = [
@@ -106,9 +111,7 @@ def test_request_pages_match_one_plain_query(db, visibility, sort):
     db.botrequests.insert_many(_requests(random.Random(2)))
     for limit in (1, 4, 10):
         for page in (1, 2, 5, 30):
-            expected = _reference(db.botrequests, visibility, {}, sort, page, limit)
-            got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=limit)
-            assert ([request["_id"] for request in got.results], got.total_results) == expected
+            _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, limit)
 
 
 def test_dates_merge_in_the_servers_order(db):
@@ -129,9 +132,7 @@ def test_dates_merge_in_the_servers_order(db):
     visibility = Visibility.of({"createdBy": USERS[0]}, {"organization": {"$in": ORGS}})
     for sort in ([("createdAt", 1)], [("createdAt", -1)]):
         for page in (1, 2, 3):
-            expected = _reference(db.botrequests, visibility, {}, sort, page, 5)
-            got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=5)
-            assert ([request["_id"] for request in got.results], got.total_results) == expected
+            _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, 5)
 
 
 def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
@@ -139,9 +140,7 @@ def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
     db.botrequests.insert_many(_requests(random.Random(3)))
     visibility, sort = REQUEST_CASES[1], [("createdAt", -1)]
     for page in (1, 4, 9):
-        expected = _reference(db.botrequests, visibility, {}, sort, page, 5)
-        got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=5)
-        assert ([request["_id"] for request in got.results], got.total_results) == expected
+        _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, 5)
 
 
 def test_past_the_merge_window_the_server_merges_the_branches(db, monkeypatch):
@@ -149,9 +148,7 @@ def test_past_the_merge_window_the_server_merges_the_branches(db, monkeypatch):
     db.botrequests.insert_many(_requests(random.Random(4)))
     visibility, sort = REQUEST_CASES[0], [("updatedAt", 1)]
     for page in (1, 2, 3, 6):
-        expected = _reference(db.botrequests, visibility, {}, sort, page, 4)
-        got = fetch_page(db.botrequests, visibility, {}, sort=sort, page=page, limit=4)
-        assert ([request["_id"] for request in got.results], got.total_results) == expected
+        _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, 4)
 
 
 # A value of every BSON type, as another writer may store in a sort field.
@@ -224,9 +221,7 @@ def test_odd_values_merge_in_the_servers_order(wire_db, direction, field):
     sort = [(field, direction)]
     for limit in (1, 5, 100):
         for page in range(1, len(documents) // limit + 2):
-            expected = _reference(wire_db.bots, visibility, {}, sort, page, limit)
-            got = fetch_page(wire_db.bots, visibility, {}, sort=sort, page=page, limit=limit)
-            assert ([bot["_id"] for bot in got.results], got.total_results) == expected
+            _assert_page_as_the_reference(wire_db.bots, visibility, {}, sort, page, limit)
 
 
 def test_branches_are_made_disjoint_on_their_own_fields():
