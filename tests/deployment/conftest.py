@@ -1,5 +1,5 @@
-"""A wire server of a module's own, with MongoDB's `failCommand` fail point; and connections
-held by each worker of a gunicorn.
+"""A wire server of a module's own, with MongoDB's `failCommand` fail point; a gunicorn of a
+module's own with its figures on a metrics port; and connections held by each worker of one.
 
 A fail point is server-wide, and a stall would hold up every other test: each module that
 arms one gets a server to itself (`fault_server`, module-scoped).
@@ -8,7 +8,9 @@ arms one gets a server to itself (`fault_server`, module-scoped).
 import pymongo
 import pytest
 
-from tests.support.wire_server import WireServer
+from tests.support.factories import World
+from tests.support.gunicorn_server import GunicornServer
+from tests.support.wire_server import WireServer, free_port
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +64,25 @@ def open_connections():
     yield open_for
     for connection in opened:
         connection.close()
+
+
+@pytest.fixture(scope="module")
+def metered_gunicorn(wire_uri, module_database):
+    """Starts, once for the module, gunicorn with the default settings over
+    `module_database`, its figures on a metrics port, and `env` besides."""
+    servers = []
+
+    def start(**env) -> GunicornServer:
+        settings = {"MONGODB_URI": wire_uri, "MONGODB_DB": module_database.name}
+        settings |= {"METRICS_PORT": str(free_port()), **env}
+        servers.append(GunicornServer(settings).start())
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def stored(module_database):
+    return World(module_database)

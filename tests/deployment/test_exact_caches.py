@@ -32,20 +32,8 @@ WARNING = "No change stream"
 
 
 @pytest.fixture(scope="module")
-def server(wire_uri, module_database):
-    """gunicorn with its default settings, two workers, figures on a metrics port."""
-    settings = {
-        "MONGODB_URI": wire_uri,
-        "MONGODB_DB": module_database.name,
-        "METRICS_PORT": str(free_port()),
-    }
-    with GunicornServer(settings) as started:
-        yield started
-
-
-@pytest.fixture
-def stored(module_database):
-    return World(module_database)
+def server(metered_gunicorn):
+    return metered_gunicorn()
 
 
 def _catalogue(stored: World) -> dict:

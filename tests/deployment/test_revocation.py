@@ -22,8 +22,6 @@ import pytest
 from runtime.bearer_tokens import hash_token
 from tests.support import ROOT
 from tests.support.factories import World
-from tests.support.gunicorn_server import GunicornServer
-from tests.support.wire_server import free_port
 from tests.support.workers import cached_in_every_worker, statuses, within_a_second
 
 FLASK = Path(sys.executable).with_name("flask")
@@ -31,22 +29,9 @@ JWT_SECRET = "a-test-secret-of-at-least-32-bytes!"
 
 
 @pytest.fixture(scope="module")
-def server(wire_uri, module_database):
-    """gunicorn with the default settings (JWTs accepted too, figures on a metrics port),
-    started once for the module."""
-    settings = {
-        "MONGODB_URI": wire_uri,
-        "MONGODB_DB": module_database.name,
-        "JWT_SECRET": JWT_SECRET,
-        "METRICS_PORT": str(free_port()),
-    }
-    with GunicornServer(settings) as started:
-        yield started
-
-
-@pytest.fixture
-def stored(module_database):
-    return World(module_database)
+def server(metered_gunicorn):
+    """With the default settings, JWTs accepted too."""
+    return metered_gunicorn(JWT_SECRET=JWT_SECRET)
 
 
 def _revoke_by_cli(uri: str, db_name: str, token_id, **env) -> str:
