@@ -19,7 +19,7 @@ from app import create_app
 from runtime import logs
 from tests.support import mongomock_types
 from tests.support.factories import World
-from tests.support.gunicorn_server import GunicornServer
+from tests.support.gunicorn_server import GunicornServer, servers_over
 from tests.support.json_log import capture as json_log_capture
 from tests.support.openapi_check import ValidatingClient
 from tests.support.wire_server import WireServer
@@ -77,17 +77,7 @@ def module_database(wire_client):
 @pytest.fixture
 def gunicorn(wire_uri, wire_db):
     """Starts `gunicorn wsgi:app` over `wire_db` with extra environment; stopped at teardown."""
-    servers = []
-
-    def start(env: dict | None = None, **options) -> GunicornServer:
-        settings = {"MONGODB_URI": wire_uri, "MONGODB_DB": wire_db.name, **(env or {})}
-        server = GunicornServer(settings, **options).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
+    yield from servers_over(wire_uri, wire_db.name)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""A wire server of a module's own, with MongoDB's `failCommand` fail point; a gunicorn of a
-module's own with its figures on a metrics port; and connections held by each worker of one.
+"""A wire server of a module's own, with MongoDB's `failCommand` fail point; gunicorns of a
+module's own; and connections held by each worker of one.
 
 A fail point is server-wide, and a stall would hold up every other test: each module that
 arms one gets a server to itself (`fault_server`, module-scoped).
@@ -9,8 +9,8 @@ import pymongo
 import pytest
 
 from tests.support.factories import World
-from tests.support.gunicorn_server import GunicornServer
-from tests.support.wire_server import WireServer, free_port
+from tests.support.gunicorn_server import servers_over
+from tests.support.wire_server import WireServer
 
 
 @pytest.fixture(scope="module")
@@ -67,20 +67,10 @@ def open_connections():
 
 
 @pytest.fixture(scope="module")
-def metered_gunicorn(wire_uri, module_database):
-    """Starts, once for the module, gunicorn with the default settings over
-    `module_database`, its figures on a metrics port, and `env` besides."""
-    servers = []
-
-    def start(**env) -> GunicornServer:
-        settings = {"MONGODB_URI": wire_uri, "MONGODB_DB": module_database.name}
-        settings |= {"METRICS_PORT": str(free_port()), **env}
-        servers.append(GunicornServer(settings).start())
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
+def module_gunicorns(wire_uri, module_database):
+    """Starts gunicorn over `module_database` with extra environment, for the module's tests
+    to share; stopped when the module ends."""
+    yield from servers_over(wire_uri, module_database.name)
 
 
 @pytest.fixture

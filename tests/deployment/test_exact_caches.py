@@ -32,8 +32,9 @@ WARNING = "No change stream"
 
 
 @pytest.fixture(scope="module")
-def server(metered_gunicorn):
-    return metered_gunicorn()
+def server(module_gunicorns):
+    """The default settings, figures on a metrics port."""
+    return module_gunicorns({"METRICS_PORT": str(free_port())})
 
 
 def _catalogue(stored: World) -> dict:

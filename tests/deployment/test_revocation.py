@@ -22,6 +22,7 @@ import pytest
 from runtime.bearer_tokens import hash_token
 from tests.support import ROOT
 from tests.support.factories import World
+from tests.support.wire_server import free_port
 from tests.support.workers import cached_in_every_worker, statuses, within_a_second
 
 FLASK = Path(sys.executable).with_name("flask")
@@ -29,9 +30,9 @@ JWT_SECRET = "a-test-secret-of-at-least-32-bytes!"
 
 
 @pytest.fixture(scope="module")
-def server(metered_gunicorn):
-    """With the default settings, JWTs accepted too."""
-    return metered_gunicorn(JWT_SECRET=JWT_SECRET)
+def server(module_gunicorns):
+    """The default settings, JWTs accepted too, figures on a metrics port."""
+    return module_gunicorns({"JWT_SECRET": JWT_SECRET, "METRICS_PORT": str(free_port())})
 
 
 def _revoke_by_cli(uri: str, db_name: str, token_id, **env) -> str:

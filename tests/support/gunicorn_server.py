@@ -137,3 +137,18 @@ class GunicornServer:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def servers_over(uri: str, db_name: str):
+    """For a fixture: yields a function that starts gunicorn over `db_name` with extra
+    environment (and GunicornServer's options), then stops every one it started."""
+    servers = []
+
+    def start(env: dict | None = None, **options) -> GunicornServer:
+        settings = {"MONGODB_URI": uri, "MONGODB_DB": db_name, **(env or {})}
+        servers.append(GunicornServer(settings, **options).start())
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
