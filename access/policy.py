@@ -5,8 +5,7 @@ as a disjunction of MongoDB filters. Endpoints never write access checks themsel
 caller without the right gets a `Forbidden` from here, before any data is read.
 
 Visibility is a tuple of branches rather than one `$or` filter so that a repository can
-choose how to run it: one `$or` on an engine whose planner serves each branch from its
-own index, or one indexed query per branch merged in order.
+choose how to run it (repositories/paging.py).
 """
 
 from dataclasses import dataclass

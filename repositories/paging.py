@@ -10,18 +10,13 @@ A page is read in three steps, shaped for a real MongoDB first:
 3. The page itself: the `limit` documents by `_id: {$in: ids}`, with their joins, put back in
    page order.
 
-Visibility branches run as one query each rather than one `$or`. On MongoDB both shapes
-walk the same indexes (a `$or` plans one index scan per branch and merges them); on the
-embedded engine (SecantusDB) a top-level `$or` uses no index at all and decodes every
-document of the collection. The branches' ids are put in order by the server, never here:
-MongoDB's comparison of BSON values (arrays by their smallest or largest element, objects
-field by field, NaN, MinKey...) is not Python's, and another writer's data holds them. The
-one cost on MongoDB: a page of several branches fetches each branch's first `skip + limit`
-documents by id to sort them, where a `$or` would skip them in the index; past a window,
-it is a `$or`. Each branch excludes the earlier ones with a negation on the same field
-(`$ne`, `$nin`), so the branches are disjoint: their counts add up and their ids never
-repeat. The negated field trails the branch's index (see repositories/indexes.py), which
-keeps MongoDB's count covered.
+Visibility branches run as one query each, never one top-level `$or`, and are disjoint (why,
+and what it costs: docs/performance.md, Query by query); past MERGE_WINDOW ids a deep page is
+a `$or`. The branches' ids are put in order by the server, never here: MongoDB's comparison
+of BSON values (arrays by their smallest or largest element, objects field by field, NaN,
+MinKey...) is not Python's, and another writer's data holds them. The negated field that
+makes a branch disjoint trails its index (see repositories/indexes.py), which keeps
+MongoDB's count covered.
 
 What a query costs on the embedded engine is the number of documents its first indexed
 field selects: it loads and decodes all of them before it sorts, skips and limits

@@ -6,7 +6,7 @@ first-in, first-out queue. When the database stalls, each request that reaches i
 thread until its deadline (MONGODB_TIMEOUT_MS); once every thread holds one, everything
 else, `/healthz` included, waits in that queue for seconds. With one permit fewer than
 threads (the default), one thread never waits on the database for long: it answers
-`/healthz` and refuses the queued database work (503 with Retry-After) as fast as it takes
+`/healthz` and refuses the queued database work (a 503) as fast as it takes
 them. Requests that never ask for the database never ask for a permit either: the permit is
 taken by the first database access of a request (`runtime.database`), authentication's
 included, and given back when the request ends, whatever its outcome.

@@ -128,13 +128,11 @@ def database_unavailable() -> ServiceUnavailable:
 
 
 def _retry_after(response: Response) -> Response:
-    """Retry-After only where a client is told to retry: a 429 and a 503.
+    """Retry-After only on a 429 and a 503 (why: docs/api.md, Rate limits).
 
-    Flask-Limiter gives every limited response a Retry-After of its window's reset: on a 200
-    it would tell a client to wait a minute before a request that succeeded, and on a 503 to
-    wait out a minute for a database worth retrying in a second. This hook runs after the
-    limiter's because it is registered before it (`create_app` sets up errors first; Flask
-    runs these hooks in reverse)."""
+    This hook runs after Flask-Limiter's, which sets the header on every limited response,
+    because it is registered before it (`create_app` sets up errors first; Flask runs these
+    hooks in reverse)."""
     if response.status_code == HTTPStatus.SERVICE_UNAVAILABLE:
         response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER)
     elif response.status_code != HTTPStatus.TOO_MANY_REQUESTS:
