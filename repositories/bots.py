@@ -13,16 +13,16 @@ from repositories.lists import fetch_list
 from repositories.paging import Page, Paging, get_one
 from repositories.stages import lookup_all, lookup_one
 
-PUBLIC_FIELDS = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
 # The stored names of the fields a response renames.
 _STORED = {"id": "_id", "organizationId": "organization"}
 
 
-def _projection(fields: frozenset[str] | None, *also: str) -> dict:
-    """The stage that reads a selection's stored fields (contract 7.5), `also` besides;
-    with no selection, those of the lists' views."""
-    names = (*PUBLIC_FIELDS, "organization") if fields is None else map(_STORED.get, fields, fields)
-    return {"$project": dict.fromkeys([*names, *also], 1)}
+def _projection(fields: frozenset[str] | None, *also: str) -> list[dict]:
+    """The stage that reads only a selection's stored fields (contract 7.5), `also` besides;
+    none without a selection: a bot is small, and its schema shows what its view holds."""
+    if fields is None:
+        return []
+    return [{"$project": dict.fromkeys([*map(_STORED.get, fields, fields), *also], 1)}]
 
 
 def _selects(fields: frozenset[str] | None, name: str) -> bool:
@@ -68,7 +68,7 @@ class BotRepository:
             narrow["service"] = services
         filters = {"name": contains(query.name)} if query.name else {}
         return fetch_list(
-            self._bots, visibility, filters, query, narrow=narrow, joins=[_projection(query.fields)]
+            self._bots, visibility, filters, query, narrow=narrow, joins=_projection(query.fields)
         )
 
     def _service_filter(self, service_name, service_id, slug, directory) -> dict | ObjectId | None:
@@ -91,11 +91,11 @@ class BotRepository:
     def get(self, access: BotAccess, slug: str, fields: frozenset[str] | None = None) -> OneBot:
         if access.detailed:
             return OneBot(self._detailed(access.visibility, slug, fields), detailed=True)
-        return OneBot(self._one(access.visibility, slug, [_projection(fields)]), False)
+        return OneBot(self._one(access.visibility, slug, _projection(fields)), False)
 
     def _detailed(self, visibility: Visibility, slug: str, fields: frozenset[str] | None) -> dict:
         """The whole bot, or its selection, with its service and tags if they are selected."""
-        stages = [] if fields is None else [_projection(fields)]
+        stages = _projection(fields)
         if _selects(fields, "service"):
             stages += lookup_one("service", "services")
         if _selects(fields, "tags"):
@@ -114,7 +114,7 @@ class BotRepository:
             visibility,
             slug,
             [
-                _projection(fields, "organization"),
+                *_projection(fields, "organization"),
                 *lookup_one("organization", "organizations", "owner"),
             ],
         )

@@ -3,17 +3,8 @@
 from marshmallow import fields
 
 from schemas.documents import DocumentSchema
-from schemas.fields import BsonNumber, BsonValue, StoredId, TimestampField, stored_as_is
-
-
-class BotSummarySchema(DocumentSchema):
-    creditCost = BsonNumber(dump_default=None, required=True)
-    name = fields.String(dump_default=None, required=True)
-    slug = fields.String(dump_default=None, required=True)
-
-
-class NameSummarySchema(DocumentSchema):
-    name = fields.String(dump_default=None, required=True)
+from schemas.fields import BsonValue, StoredId, TimestampField, stored_as_is
+from schemas.summaries import BotSummarySchema, NameSummarySchema
 
 
 class BotRequestSchema(DocumentSchema):

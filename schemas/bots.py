@@ -5,6 +5,11 @@ from marshmallow import Schema, fields
 from schemas.documents import DocumentSchema
 from schemas.fields import BsonNumber, BsonValue, StoredId, TimestampField, stored_as_is
 from schemas.selection import Selected, keep
+from schemas.summaries import (
+    OrganizationSummarySchema,
+    ServiceSummarySchema,
+    TagSummarySchema,
+)
 
 
 class BotSchema(DocumentSchema):
@@ -26,18 +31,6 @@ class BotSchema(DocumentSchema):
 
 class OrganizationBotListItemSchema(BotSchema):
     organizationId = StoredId(attribute="organization")
-
-
-class ServiceSummarySchema(DocumentSchema):
-    id = StoredId(attribute="_id", required=True)
-    name = fields.String(dump_default=None, required=True)
-    slug = fields.String(dump_default=None, required=True)
-    directory = fields.String(dump_default=None, required=True, allow_none=True)
-
-
-class TagSummarySchema(DocumentSchema):
-    id = StoredId(attribute="_id", required=True)
-    name = fields.String(dump_default=None, required=True)
 
 
 class BotDetailSchema(BotSchema):
@@ -66,11 +59,6 @@ class OneBotSchema(Schema):
         if isinstance(obj, Selected):
             return keep(self.dump(obj.value), obj.fields)
         return self._dumpers[obj.detailed].dump(obj.document)
-
-
-class OrganizationSummarySchema(DocumentSchema):
-    id = StoredId(attribute="_id", required=True)
-    name = fields.String(dump_default=None, required=True)
 
 
 class OrganizationBotSchema(Schema):

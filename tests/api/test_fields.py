@@ -70,6 +70,21 @@ def test_a_selection_returns_the_selected_fields_and_id(client, scene, endpoint)
         assert part == {name: whole[name] for name in names}
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "token"), [*((endpoint, "ada") for endpoint in ENDPOINTS), ("bot", "admin")]
+)
+def test_each_field_alone_is_what_the_whole_answer_shows(client, scene, endpoint, token):
+    """What the repositories read for a selection and what the schemas show agree, for
+    every name of every view (the admin's detailed bot included)."""
+    path, key, _, _ = ENDPOINTS[endpoint]
+    full = _items(_get(client, scene, path, token).get_json(), key)
+    joined = "&" if "?" in path else "?"
+    for name in full[0]:
+        url = f"{path}{joined}fields={name}"
+        chosen = _items(_get(client, scene, url, token).get_json(), key)
+        assert chosen == [{"id": whole["id"], name: whole[name]} for whole in full], name
+
+
 def test_the_rest_of_an_answer_stays_whole(client, scene):
     """4.8 selects the bot's fields, beside the whole organization; a list keeps its
     envelope."""
