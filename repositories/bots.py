@@ -115,13 +115,13 @@ class BotRepository:
             slug,
             [
                 *_projection(fields, "organization"),
-                *lookup_one("organization", "organizations", "owner"),
+                *lookup_one("organization", "organizations", "organizationDocument"),
             ],
         )
-        owner = bot.pop("owner", None)
-        if owner is None:
+        organization = bot.pop("organizationDocument", None)
+        if organization is None:
             raise NotFound("No such organization.")
-        return {"bot": bot, "organization": owner}
+        return {"bot": bot, "organization": organization}
 
     def _one(self, visibility: Visibility, slug: str, stages: list[dict]) -> dict:
         bot = get_one(self._bots, visibility, {"slug": slug}, stages)

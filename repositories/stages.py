@@ -1,4 +1,9 @@
-"""Aggregation stages that several repositories share."""
+"""Aggregation stages that several repositories share.
+
+A joined document takes the place of its reference when the answer shows it there (a bot
+request's `bot`); otherwise it goes beside it, named after it: `userDocument` beside `user`,
+`tagDocuments` beside `tags`.
+"""
 
 
 def lookup_all(field: str, collection: str, into: str) -> dict:
@@ -7,7 +12,7 @@ def lookup_all(field: str, collection: str, into: str) -> dict:
 
 
 def lookup_one(field: str, collection: str, into: str | None = None) -> list[dict]:
-    """Replace a reference by the referenced document, or drop it when there is none."""
+    """The document a reference names, in its place or as `into`; none when there is none."""
     into = into or field
     return [
         lookup_all(field, collection, into),

@@ -2,7 +2,7 @@
 
 from pymongo.database import Database
 
-from repositories.stages import lookup_all
+from repositories.stages import lookup_one
 
 
 class TokenRepository:
@@ -14,8 +14,8 @@ class TokenRepository:
         pipeline = [
             {"$match": {"tokenHash": token_hash}},
             {"$limit": 1},
-            lookup_all("user", "users", "users"),
-            lookup_all("organization", "organizations", "organizations"),
+            *lookup_one("user", "users", "userDocument"),
+            *lookup_one("organization", "organizations", "organizationDocument"),
             {
                 "$project": {
                     "kind": 1,
@@ -23,10 +23,10 @@ class TokenRepository:
                     "organization": 1,
                     "expiresAt": 1,
                     "revokedAt": 1,
-                    "users._id": 1,
-                    "users.role": 1,
-                    "users.organizations": 1,
-                    "organizations._id": 1,
+                    "userDocument._id": 1,
+                    "userDocument.role": 1,
+                    "userDocument.organizations": 1,
+                    "organizationDocument._id": 1,
                 }
             },
         ]

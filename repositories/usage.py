@@ -92,8 +92,8 @@ def pipeline(visibility: Visibility, start: dt.datetime, end: dt.datetime, group
         },
     ]
     if group_by == "user":
-        stages += lookup_one("_id", "users", into="user")
-        stages.append({"$addFields": {"name": "$user.name"}})
+        stages += lookup_one("_id", "users", "userDocument")
+        stages.append({"$addFields": {"name": "$userDocument.name"}})
     if group_by != "day":  # days are put in order when the empty ones are added
         stages.append({"$sort": {"credits": -1, "requests": -1, "_id": 1}})
     stages.append({"$project": {"requests": 1, "credits": 1, "slug": 1, "name": 1}})
