@@ -49,8 +49,8 @@ from access import policy
 from access.callers import caller_for
 from app import create_app
 from bench import dataset, eve, exports, servers
-from repositories.bot_requests import BotRequestQuery, BotRequestRepository
-from repositories.bots import BotQuery, BotRepository
+from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
+from repositories.bots import BotListQuery, BotRepository
 from repositories.indexes import ensure_indexes
 from repositories.keyset import WALK, Position, Resume
 from repositories.paging import sort_order
@@ -111,8 +111,8 @@ def endpoints(db) -> list[Endpoint]:
     public_bot = db.bots.find_one({"isPublic": True}, sort=[("_id", 1)])["slug"]
     anchor = eve.paths(tag, dataset.object_id(3, 3), public_bot)  # service 3, by id
     one_request = db.botrequests.find_one({"createdBy": user.id}, sort=[("_id", 1)])["_id"]
-    by_name = BotQuery(sort=[("name", 1)], page=1, limit=10)
-    newest = BotRequestQuery(sort=[("createdAt", -1)], page=1, limit=10)
+    by_name = BotListQuery(sort=[("name", 1)], page=1, limit=10)
+    newest = BotRequestListQuery(sort=[("createdAt", -1)], page=1, limit=10)
     visible_bots = policy.bots(user, False)
     mine = policy.bot_requests(user)
     heavy_requests = policy.organization(caller(db, dataset.organization_token(0)), heavy)
@@ -167,7 +167,7 @@ def endpoints(db) -> list[Endpoint]:
 DEEP_PAGE = 5000  # the offset row's page: (5000 - 1) * 10 items into the heavy organization
 
 
-def depth_rows(db, heavy, newest: BotRequestQuery) -> list[Endpoint]:
+def depth_rows(db, heavy, newest: BotRequestListQuery) -> list[Endpoint]:
     """The heavy organization's requests read deep: keyset page 1 and a keyset page as deep as
     the offset row's, beside it; and page 1 with and without its count."""
     token = dataset.organization_token(0)
@@ -181,7 +181,7 @@ def depth_rows(db, heavy, newest: BotRequestQuery) -> list[Endpoint]:
     resume, cursor = deep_cursor(db, path, keyset, visibility, depth)
     deep = replace(keyset, cursor=resume)
 
-    def row(name: str, query: str, paging: BotRequestQuery) -> Endpoint:
+    def row(name: str, query: str, paging: BotRequestListQuery) -> Endpoint:
         return Endpoint(name, f"{path}?{query}", token,
                         lambda: requests.find_page(visibility, paging))  # fmt: skip
 

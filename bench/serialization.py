@@ -13,14 +13,14 @@ from pathlib import Path
 from bson import ObjectId
 
 from app import create_app
-from repositories.paging import Page
+from repositories.paging import OffsetPage
 from schemas.bot_requests import BotRequestSchema
 from schemas.common import page_schema
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def sample_page(size: int = 100) -> Page:
+def sample_page(size: int = 100) -> OffsetPage:
     stamp = dt.datetime(2026, 1, 2, 3, 4, 5, 678000)
     results = [
         {
@@ -36,7 +36,7 @@ def sample_page(size: int = 100) -> Page:
         }
         for n in range(size)
     ]
-    return Page(results, 1, size, 5_000)
+    return OffsetPage(results, 1, size, 5_000)
 
 
 def _render(app, schema, page) -> str:

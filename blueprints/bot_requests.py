@@ -6,9 +6,9 @@ from runtime.database import get_db
 from schemas.bot_requests import BotRequestSchema
 from schemas.common import page_schema
 from schemas.queries import (
-    BotRequestItemQuery,
-    BotRequestListQuery,
-    OrganizationBotRequestListQuery,
+    BotRequestItemQuerySchema,
+    BotRequestListQuerySchema,
+    OrganizationBotRequestListQuerySchema,
 )
 from schemas.selection import selected
 from web.authentication import current_caller
@@ -30,7 +30,7 @@ _Page = page_schema(BotRequestSchema)
 @blp.doc(operationId="listBotRequests")
 @blp.login_required
 @blp.error_responses(403)
-@blp.arguments(BotRequestListQuery, location="query", arg_name="query")
+@blp.arguments(BotRequestListQuerySchema, location="query", arg_name="query")
 @blp.response(200, _Page)
 def list_bot_requests(query):
     """List the caller's bot requests and those of its organizations.
@@ -47,7 +47,7 @@ def list_bot_requests(query):
 @blp.doc(operationId="getBotRequest")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(BotRequestItemQuery, location="query", as_kwargs=True)
+@blp.arguments(BotRequestItemQuerySchema, location="query", as_kwargs=True)
 @blp.response(200, BotRequestSchema)
 def get_bot_request(bot_request_id, fields=None):
     """Get one bot request the caller made or that one of its organizations holds.
@@ -63,7 +63,7 @@ def get_bot_request(bot_request_id, fields=None):
 @blp.doc(operationId="listOrganizationBotRequests")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationBotRequestListQuery, location="query", arg_name="query")
+@blp.arguments(OrganizationBotRequestListQuerySchema, location="query", arg_name="query")
 @blp.response(200, _Page)
 def list_organization_bot_requests(organization_id, query):
     """List an organization's bot requests.
@@ -79,7 +79,7 @@ def list_organization_bot_requests(organization_id, query):
 @blp.doc(operationId="getOrganizationBotRequest")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(BotRequestItemQuery, location="query", as_kwargs=True)
+@blp.arguments(BotRequestItemQuerySchema, location="query", as_kwargs=True)
 @blp.response(200, BotRequestSchema)
 def get_organization_bot_request(organization_id, bot_request_id, fields=None):
     """Get one of an organization's bot requests.

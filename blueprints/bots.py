@@ -13,10 +13,10 @@ from schemas.bots import (
 )
 from schemas.common import page_schema
 from schemas.queries import (
-    BotItemQuery,
-    BotListQuery,
-    OrganizationBotItemQuery,
-    OrganizationBotListQuery,
+    BotItemQuerySchema,
+    BotListQuerySchema,
+    OrganizationBotItemQuerySchema,
+    OrganizationBotListQuerySchema,
 )
 from schemas.selection import check, selected
 from web.authentication import current_caller
@@ -34,7 +34,7 @@ blp = Blueprint(
 @blp.route("/bots/")
 @blp.doc(operationId="listBots")
 @blp.login_required
-@blp.arguments(BotListQuery, location="query", arg_name="query")
+@blp.arguments(BotListQuerySchema, location="query", arg_name="query")
 @blp.response(200, page_schema(BotSchema))
 def list_bots(query):
     """List the bots the caller can see: public ones and its organizations' bots.
@@ -51,7 +51,7 @@ def list_bots(query):
 @blp.doc(operationId="getBot")
 @blp.login_required
 @blp.error_responses(404)
-@blp.arguments(BotItemQuery, location="query", as_kwargs=True)
+@blp.arguments(BotItemQuerySchema, location="query", as_kwargs=True)
 @blp.response(
     200,
     OneBotSchema,
@@ -73,7 +73,7 @@ def get_bot(slug, fields=None):
 @blp.doc(operationId="listOrganizationBots")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationBotListQuery, location="query", arg_name="query")
+@blp.arguments(OrganizationBotListQuerySchema, location="query", arg_name="query")
 @blp.response(200, page_schema(OrganizationBotListItemSchema))
 def list_organization_bots(organization_id, query):
     """List an organization's bots, public and private.
@@ -89,7 +89,7 @@ def list_organization_bots(organization_id, query):
 @blp.doc(operationId="getOrganizationBot")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationBotItemQuery, location="query", as_kwargs=True)
+@blp.arguments(OrganizationBotItemQuerySchema, location="query", as_kwargs=True)
 @blp.response(200, OrganizationBotSchema)
 def get_organization_bot(organization_id, slug, fields=None):
     """Get one of an organization's bots, beside the organization.

@@ -7,8 +7,8 @@ from runtime.database import get_db
 from schemas.exports import (
     MEDIA_TYPES,
     Export,
-    OrganizationRequestExportQuery,
-    RequestExportQuery,
+    OrganizationRequestExportQuerySchema,
+    RequestExportQuerySchema,
 )
 from web.authentication import current_caller
 from web.blueprint import Blueprint
@@ -43,7 +43,7 @@ def _download(export: Export, visibility, scope: str):
 @blp.doc(operationId="exportBotRequests")
 @blp.login_required
 @blp.error_responses(403)
-@blp.arguments(RequestExportQuery, location="query", arg_name="export")
+@blp.arguments(RequestExportQuerySchema, location="query", arg_name="export")
 @blp.download(list(MEDIA_TYPES.values()), _DOWNLOAD)
 def export_bot_requests(export):
     """Export the caller's bot requests and those of its organizations.
@@ -59,7 +59,7 @@ def export_bot_requests(export):
 @blp.doc(operationId="exportOrganizationBotRequests")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationRequestExportQuery, location="query", arg_name="export")
+@blp.arguments(OrganizationRequestExportQuerySchema, location="query", arg_name="export")
 @blp.download(list(MEDIA_TYPES.values()), _DOWNLOAD)
 def export_organization_bot_requests(organization_id, export):
     """Export an organization's bot requests.

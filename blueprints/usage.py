@@ -3,7 +3,7 @@
 from access import policy
 from repositories.usage import UsageRepository
 from runtime.database import get_db
-from schemas.periods import OrganizationUsageQuery, UsageQuery
+from schemas.periods import OrganizationUsageQuerySchema, UsageQuerySchema
 from schemas.usage import UsageSchema
 from web.authentication import current_caller
 from web.blueprint import Blueprint
@@ -21,7 +21,7 @@ blp = Blueprint(
 @blp.doc(operationId="getUsage")
 @blp.login_required
 @blp.error_responses(403)
-@blp.arguments(UsageQuery, location="query", arg_name="query")
+@blp.arguments(UsageQuerySchema, location="query", arg_name="query")
 @blp.response(200, UsageSchema)
 def get_usage(query):
     """Summarize the requests the caller made over a period.
@@ -38,7 +38,7 @@ def get_usage(query):
 @blp.doc(operationId="getOrganizationUsage")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationUsageQuery, location="query", arg_name="query")
+@blp.arguments(OrganizationUsageQuerySchema, location="query", arg_name="query")
 @blp.response(200, UsageSchema)
 def get_organization_usage(organization_id, query):
     """Summarize an organization's requests over a period.

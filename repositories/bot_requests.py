@@ -12,7 +12,7 @@ from repositories import timestamps
 from repositories.filters import contains
 from repositories.keyset_pages import KeysetPage
 from repositories.lists import fetch_list
-from repositories.paging import Page, Paging, first_documents, get_one
+from repositories.paging import ListQuery, OffsetPage, first_documents, get_one
 from repositories.stages import lookup_one
 
 # The summaries (contract 3): the collection each reference names, and the fields shown.
@@ -37,7 +37,7 @@ def _joins(fields: frozenset[str] | None) -> list[dict]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BotRequestQuery(Paging):
+class BotRequestListQuery(ListQuery):
     """A bot request list's parameters (schemas/queries.py builds it)."""
 
     name: str | None = None
@@ -53,13 +53,15 @@ class BotRequestRepository:
         self._db = db
         self._requests = db.botrequests
 
-    def find_page(self, visibility: Visibility, query: BotRequestQuery) -> Page | KeysetPage:
+    def find_page(
+        self, visibility: Visibility, query: BotRequestListQuery
+    ) -> OffsetPage | KeysetPage:
         filters, narrow = self._filters(query)
         return fetch_list(
             self._requests, visibility, filters, query, narrow=narrow, joins=_joins(query.fields)
         )
 
-    def first(self, visibility: Visibility, query: BotRequestQuery) -> list[dict]:
+    def first(self, visibility: Visibility, query: BotRequestListQuery) -> list[dict]:
         """The query's first `limit` requests, for an export's window (repositories/exports.py)."""
         filters, narrow = self._filters(query)
         return first_documents(
@@ -67,7 +69,7 @@ class BotRequestRepository:
             joins=_joins(query.fields), narrow=narrow,
         )  # fmt: skip
 
-    def _filters(self, query: BotRequestQuery) -> tuple[dict, dict]:
+    def _filters(self, query: BotRequestListQuery) -> tuple[dict, dict]:
         """(filters, narrowing filters): every one an indexed field of the requests
         (repositories/indexes.py).
 

@@ -10,7 +10,7 @@ from access.policy import BotAccess, Visibility
 from repositories.filters import contains, equals_ignoring_case
 from repositories.keyset_pages import KeysetPage
 from repositories.lists import fetch_list
-from repositories.paging import Page, Paging, get_one
+from repositories.paging import ListQuery, OffsetPage, get_one
 from repositories.stages import lookup_all, lookup_one
 
 # The stored names of the fields a response renames.
@@ -30,7 +30,7 @@ def _selects(fields: frozenset[str] | None, name: str) -> bool:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BotQuery(Paging):
+class BotListQuery(ListQuery):
     """A bot list's parameters (schemas/queries.py builds it); `custom` is the policy's."""
 
     custom: bool = False
@@ -56,7 +56,7 @@ class BotRepository:
         self._db = db
         self._bots = db.bots
 
-    def find_page(self, visibility: Visibility, query: BotQuery) -> Page | KeysetPage:
+    def find_page(self, visibility: Visibility, query: BotListQuery) -> OffsetPage | KeysetPage:
         """Tags and service narrow before visibility: they usually select fewer bots."""
         narrow = {}
         if query.tags:

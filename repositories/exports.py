@@ -18,14 +18,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from access.policy import Visibility
-from repositories.bot_requests import BotRequestQuery, BotRequestRepository
+from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
 
 FIRST_WINDOW = dt.timedelta(minutes=1)
 NARROWEST = dt.timedelta(milliseconds=1)
 
 
 def batches(
-    repository: BotRequestRepository, visibility: Visibility, query: BotRequestQuery
+    repository: BotRequestRepository, visibility: Visibility, query: BotRequestListQuery
 ) -> Iterator[list[dict]]:
     """The requests of a keyset `query` over its period, at most `query.limit` at a time:
     one batch per query's worth of work, so an empty window is an empty batch."""
@@ -75,13 +75,13 @@ class _Once:
         return kept
 
 
-def _whole(repository, visibility: Visibility, window: BotRequestQuery) -> list[dict] | None:
+def _whole(repository, visibility: Visibility, window: BotRequestListQuery) -> list[dict] | None:
     """Every request of the window, or None when there are more than `limit`."""
     results = repository.first(visibility, replace(window, limit=window.limit + 1))
     return results if len(results) <= window.limit else None
 
 
-def _walk(repository, visibility: Visibility, query: BotRequestQuery) -> Iterator[list[dict]]:
+def _walk(repository, visibility: Visibility, query: BotRequestListQuery) -> Iterator[list[dict]]:
     while True:
         page = repository.find_page(visibility, query)
         yield page.results

@@ -4,18 +4,18 @@ from pymongo.collection import Collection
 
 from access.policy import Visibility
 from repositories.keyset_pages import KeysetPage, fetch_keyset_page
-from repositories.paging import Page, Paging, fetch_page
+from repositories.paging import ListQuery, OffsetPage, fetch_page
 
 
 def fetch_list(
     collection: Collection,
     visibility: Visibility,
     filters: dict,
-    query: Paging,
+    query: ListQuery,
     *,
     joins: list[dict] = (),
     narrow: dict | None = None,
-) -> Page | KeysetPage:
+) -> OffsetPage | KeysetPage:
     if query.keyset:
         return fetch_keyset_page(
             collection, visibility, filters, sort=query.sort, limit=query.limit,

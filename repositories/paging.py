@@ -38,8 +38,8 @@ MERGE_WINDOW = 10_000
 
 
 @dataclass(frozen=True, kw_only=True)
-class Paging:
-    """Which page of a list, in which order; a list's query (`BotQuery`...) adds its filters.
+class ListQuery:
+    """Which page of a list, in which order; a list's query (`BotListQuery`...) adds its filters.
 
     Offset pages by default; keyset pages when `pagination` says so or a `cursor` resumes
     one (contract 7.4). `count` is "exact" or "none"; unsaid, offset pages count and keyset
@@ -68,7 +68,7 @@ def keyset_asked(pagination: str | None, cursor) -> bool:
 
 
 @dataclass(frozen=True)
-class Page:
+class OffsetPage:
     results: list[dict]
     page: int
     limit: int
@@ -163,11 +163,11 @@ def fetch_page(
     joins: list[dict] = (),
     narrow: dict | None = None,
     counted: bool = True,
-) -> Page:
+) -> OffsetPage:
     """The page, and the exact total when `counted`; `narrow` holds filters worth putting
     before visibility."""
     if visibility.is_empty:
-        return Page([], page, limit, 0 if counted else None)
+        return OffsetPage([], page, limit, 0 if counted else None)
     order = sort_order(sort)
     skip = (page - 1) * limit
     matches = disjoint_filters(visibility, filters, narrow)
@@ -178,7 +178,7 @@ def fetch_page(
     else:
         results = _union_page(collection, matches, order, skip, limit, joins)
     total = sum(future.result() for future in counts) if counted else None
-    return Page(results, page, limit, total)
+    return OffsetPage(results, page, limit, total)
 
 
 def first_documents(

@@ -15,10 +15,10 @@ from flask import request
 from marshmallow import ValidationError, post_load
 from marshmallow.validate import OneOf
 
-from repositories.bot_requests import BotRequestQuery
+from repositories.bot_requests import BotRequestListQuery
 from schemas.bot_requests import BotRequestSchema
 from schemas.periods import period
-from schemas.queries import RequestFilters
+from schemas.queries import RequestFiltersSchema
 from schemas.query_fields import ObjectIdString, QueryText
 from schemas.selection import FieldSelection, keep, names, outside
 
@@ -52,7 +52,7 @@ class Export:
     (item fields for NDJSON, columns for CSV; None: all)."""
 
     format: str
-    query: BotRequestQuery
+    query: BotRequestListQuery
     selection: frozenset[str] | None
 
     @property
@@ -82,7 +82,7 @@ def _negotiated() -> str:
     return next(name for name, media_type in MEDIA_TYPES.items() if media_type == preferred)
 
 
-class RequestExportQuery(RequestFilters):
+class RequestExportQuerySchema(RequestFiltersSchema):
     fields = FieldSelection(
         dict.fromkeys([*ITEM_FIELDS, *COLUMNS]),
         description="Comma-separated names to export (`id` always is): in NDJSON the item's "
@@ -112,7 +112,7 @@ class RequestExportQuery(RequestFilters):
             read = frozenset(COLUMNS[column][0] for column in selection)
         if read is not None:
             read |= {"createdAt"}  # repositories/exports.py reads it to see arrays
-        query = BotRequestQuery(
+        query = BotRequestListQuery(
             sort=data["sort"],
             page=None,
             limit=BATCH,
@@ -128,7 +128,7 @@ class RequestExportQuery(RequestFilters):
         return Export(format_, query, selection)
 
 
-class OrganizationRequestExportQuery(RequestExportQuery):
+class OrganizationRequestExportQuerySchema(RequestExportQuerySchema):
     created_by = ObjectIdString(
         data_key="createdBy",
         metadata={"description": "A user's id: only the requests that user made."},

@@ -7,7 +7,7 @@ from marshmallow.validate import OneOf
 
 from repositories import timestamps
 from repositories.usage import UsageSummaryQuery
-from schemas.queries import StrictQuery, built
+from schemas.queries import StrictQuerySchema, built
 from schemas.query_fields import QueryText, QueryTimestamp
 
 PERIOD_DAYS = 30
@@ -37,7 +37,7 @@ def _group_by(*groups: str):
     )
 
 
-class UsageQuery(StrictQuery):
+class UsageQuerySchema(StrictQuerySchema):
     """7.3: a period, `to` exclusive; by default the 30 days before `to`, which is now."""
 
     start = QueryTimestamp(
@@ -62,5 +62,5 @@ class UsageQuery(StrictQuery):
         return built(UsageSummaryQuery, self, {**data, "start": start, "end": end})
 
 
-class OrganizationUsageQuery(UsageQuery):
+class OrganizationUsageQuerySchema(UsageQuerySchema):
     group_by = _group_by("bot", "day", "user")

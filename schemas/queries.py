@@ -1,14 +1,14 @@
 """Query-string schemas of the lists and single items, typed (docs/api.md, Query parameters);
 the periods of usage and exports are in schemas/periods.py.
 
-A list query loads into the repository's own query object (`BotQuery`...).
+A list query loads into the repository's own query object (`BotListQuery`...).
 """
 
 from marshmallow import RAISE, Schema, ValidationError, post_load, pre_load, validates_schema
 from marshmallow.validate import OneOf, Range
 
-from repositories.bot_requests import BotRequestQuery
-from repositories.bots import BotQuery
+from repositories.bot_requests import BotRequestListQuery
+from repositories.bots import BotListQuery
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
 from repositories.paging import keyset_asked
 from schemas.bot_requests import BotRequestSchema
@@ -42,7 +42,7 @@ def built(query_type, schema: Schema, data: dict):
     return query_type(**{name: data.get(name) for name in schema.load_fields})
 
 
-class StrictQuery(Schema):
+class StrictQuerySchema(Schema):
     """Known parameters only: an unknown one is a 400 naming it.
 
     As it is, it takes no parameter: the query of the single-item endpoints.
@@ -54,25 +54,25 @@ class StrictQuery(Schema):
     error_messages = {"unknown": "Unknown parameter."}
 
 
-class BotRequestItemQuery(StrictQuery):
+class BotRequestItemQuerySchema(StrictQuerySchema):
     """4.3 and 4.4: a field selection (contract 7.5)."""
 
     fields = FieldSelection(names(BotRequestSchema))
 
 
-class BotItemQuery(StrictQuery):
+class BotItemQuerySchema(StrictQuerySchema):
     """4.7: the names of the admin view; a caller gets those of its own (blueprints/bots.py)."""
 
     fields = FieldSelection(names(BotDetailSchema))
 
 
-class OrganizationBotItemQuery(StrictQuery):
+class OrganizationBotItemQuerySchema(StrictQuerySchema):
     """4.8: a selection of the bot's fields."""
 
     fields = FieldSelection(names(BotSchema))
 
 
-class EmptyIsUnset(StrictQuery):
+class EmptyIsUnset(StrictQuerySchema):
     @pre_load
     def drop_empty_values(self, data, **kwargs):
         """An empty value (`name=`) means the parameter was not given.
@@ -83,7 +83,7 @@ class EmptyIsUnset(StrictQuery):
         return {key: value for key, value in data.items() if value != "" or key not in known}
 
 
-class PageQuery(EmptyIsUnset):
+class ListQuerySchema(EmptyIsUnset):
     # No default in the document: a generated client would then send `page=1` on every
     # request, keyset ones included, which take no page.
     page = QueryInteger(
@@ -150,7 +150,7 @@ def _sort(attributes: tuple[str, ...], default: list[tuple[str, int]]):
     )
 
 
-class RequestFilters(EmptyIsUnset):
+class RequestFiltersSchema(EmptyIsUnset):
     """The filters and order of a request list (4.1, 4.2), which its export shares (7.6)."""
 
     name = _name()
@@ -178,33 +178,33 @@ class RequestFilters(EmptyIsUnset):
             raise ValidationError("Must be later than createdFrom.", "createdTo")
 
 
-class BotRequestListQuery(PageQuery, RequestFilters):
+class BotRequestListQuerySchema(ListQuerySchema, RequestFiltersSchema):
     fields = FieldSelection(names(BotRequestSchema))
 
     @post_load
-    def query(self, data, **kwargs) -> BotRequestQuery:
-        return built(BotRequestQuery, self, data)
+    def query(self, data, **kwargs) -> BotRequestListQuery:
+        return built(BotRequestListQuery, self, data)
 
 
-class OrganizationBotRequestListQuery(BotRequestListQuery):
+class OrganizationBotRequestListQuerySchema(BotRequestListQuerySchema):
     created_by = ObjectIdString(
         data_key="createdBy",
         metadata={"description": "A user's id: only the requests that user made."},
     )
 
 
-class OrganizationBotListQuery(PageQuery):
+class OrganizationBotListQuerySchema(ListQuerySchema):
     fields = FieldSelection(names(OrganizationBotListItemSchema))
     name = _name()
     tags = _tags()
     sort = _sort(BOT_SORTS, [("name", 1)])
 
     @post_load
-    def query(self, data, **kwargs) -> BotQuery:
-        return built(BotQuery, self, data)
+    def query(self, data, **kwargs) -> BotListQuery:
+        return built(BotListQuery, self, data)
 
 
-class BotListQuery(OrganizationBotListQuery):
+class BotListQuerySchema(OrganizationBotListQuerySchema):
     fields = FieldSelection(names(BotSchema))
     custom = QueryBoolean(
         load_default=False,

@@ -138,7 +138,7 @@ class Blueprint(flask_smorest.Blueprint):
     def response(self, status_code, schema=None, **kwargs):
         """flask-smorest's response; a page (`PageSchema`) also gets its `Link` header.
 
-        Here the view's `Page`, with its totals, is at hand: no list view builds links. A
+        Here the view's `OffsetPage`, with its totals, is at hand: no list view builds links. A
         `KeysetPage` is sent with its cursor and the keyset links. The query's field
         selection goes with the page to its dump.
         """

@@ -10,8 +10,8 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from app import create_app
 from schemas.bots import BotDetailSchema, BotSchema
-from schemas.exports import OrganizationRequestExportQuery
-from schemas.periods import OrganizationUsageQuery
+from schemas.exports import OrganizationRequestExportQuerySchema
+from schemas.periods import OrganizationUsageQuerySchema
 from schemas.queries import MAX_OFFSET
 from schemas.query_fields import QueryTimestamp
 from schemas.selection import names
@@ -90,7 +90,7 @@ def _unaccepted_usage_period(query: dict) -> bool:
     try:
         for value in period.values():
             QueryTimestamp().deserialize(value)
-        OrganizationUsageQuery().load(period)
+        OrganizationUsageQuerySchema().load(period)
     except ValidationError as error:
         return "to" in error.messages
     return False
@@ -112,7 +112,7 @@ def _unstated_export(app, case) -> bool:
         return False
     with app.test_request_context(headers=case.headers or {}):
         try:
-            OrganizationRequestExportQuery().load(case.query or {})
+            OrganizationRequestExportQuerySchema().load(case.query or {})
         except ValidationError as error:
             return bool({"createdTo", "fields"} & set(error.messages))
     return False

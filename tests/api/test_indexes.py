@@ -28,10 +28,10 @@ from bson import ObjectId
 from app import create_app
 from repositories.indexes import ensure_indexes
 from schemas.queries import (
-    BotListQuery,
-    BotRequestListQuery,
-    OrganizationBotListQuery,
-    OrganizationBotRequestListQuery,
+    BotListQuerySchema,
+    BotRequestListQuerySchema,
+    OrganizationBotListQuerySchema,
+    OrganizationBotRequestListQuerySchema,
 )
 from tests.api.test_round_trips import CommandLog
 from tests.conftest import TEST_SETTINGS
@@ -87,8 +87,8 @@ def _urls(world: World) -> list[tuple[str, str]]:
     lists = [
         f"{path}?sortBy={attribute}:{direction}"
         for path, query in (
-            ("/v1/bots/", BotListQuery),
-            (f"/v1/organizations/{acme}/bots/", OrganizationBotListQuery),
+            ("/v1/bots/", BotListQuerySchema),
+            (f"/v1/organizations/{acme}/bots/", OrganizationBotListQuerySchema),
         )
         for attribute in _sortable(query)
         for direction in ("asc", "desc")
@@ -128,12 +128,12 @@ def _urls(world: World) -> list[tuple[str, str]]:
     for direction in ("asc", "desc"):
         request_lists += [
             f"?sortBy={attribute}:{direction}&{q}"
-            for attribute in _sortable(BotRequestListQuery)
+            for attribute in _sortable(BotRequestListQuerySchema)
             for q in request_filters
         ]
         organization_request_lists += [
             f"?sortBy={attribute}:{direction}&{q}"
-            for attribute in _sortable(OrganizationBotRequestListQuery)
+            for attribute in _sortable(OrganizationBotRequestListQuerySchema)
             for q in member_filters
         ]
     request_lists += ["?page=4&limit=3", "?sortBy=createdAt,updatedAt:desc"]

@@ -7,7 +7,7 @@ from bson import Decimal128, ObjectId
 from bson.datetime_ms import DatetimeMS
 from marshmallow import Schema
 
-from repositories.paging import Page
+from repositories.paging import OffsetPage
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
 from schemas.common import page_schema
@@ -61,7 +61,7 @@ def test_same_output_as_marshmallow(schema_class, document, monkeypatch):
 
 def test_a_page_dumps_the_same(monkeypatch):
     schema = page_schema(BotRequestSchema)()
-    page = Page(DOCUMENTS * 3, 2, 10, 31)
+    page = OffsetPage(DOCUMENTS * 3, 2, 10, 31)
     assert schema.dump(page) == _marshmallow_dump(schema, page, monkeypatch)
 
 

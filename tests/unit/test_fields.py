@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError
 
 from access.policy import EVERYTHING, NOTHING, Visibility
 from repositories.filters import contains, disjoint_filters, equals_ignoring_case
-from repositories.paging import Page, fetch_page, sort_order
+from repositories.paging import OffsetPage, fetch_page, sort_order
 from schemas.fields import BsonNumber, StoredId, TimestampField, format_timestamp, json_safe
 from schemas.query_fields import (
     CommaSeparatedIds,
@@ -212,7 +212,7 @@ def test_sort_by_refuses(text, complaint):
     [(0, 10, 0), (1, 10, 1), (10, 10, 1), (11, 10, 2), (23, 10, 3), (100, 100, 1), (5, 1, 5)],
 )
 def test_total_pages_is_the_ceiling(total, limit, pages):
-    assert Page([], 1, limit, total).total_pages == pages
+    assert OffsetPage([], 1, limit, total).total_pages == pages
 
 
 @pytest.mark.parametrize("text", [".*", "(", "[x]", "\\", "$", "^", "+?", "a|b", "{2}", "a b", "#"])

@@ -8,15 +8,15 @@ import dataclasses
 
 import pytest
 
-from repositories.bot_requests import BotRequestQuery
-from repositories.bots import BotQuery
+from repositories.bot_requests import BotRequestListQuery
+from repositories.bots import BotListQuery
 from repositories.usage import UsageSummaryQuery
-from schemas.periods import OrganizationUsageQuery, UsageQuery
+from schemas.periods import OrganizationUsageQuerySchema, UsageQuerySchema
 from schemas.queries import (
-    BotListQuery,
-    BotRequestListQuery,
-    OrganizationBotListQuery,
-    OrganizationBotRequestListQuery,
+    BotListQuerySchema,
+    BotRequestListQuerySchema,
+    OrganizationBotListQuerySchema,
+    OrganizationBotRequestListQuerySchema,
 )
 
 ID = "0123456789abcdef01234567"
@@ -47,9 +47,9 @@ GIVEN = {
 NEEDS_A_REQUEST = {"cursor"}
 # Each repository query, with the schemas that build it, the widest first.
 FAMILIES = [
-    (BotQuery, [BotListQuery, OrganizationBotListQuery]),
-    (BotRequestQuery, [OrganizationBotRequestListQuery, BotRequestListQuery]),
-    (UsageSummaryQuery, [OrganizationUsageQuery, UsageQuery]),
+    (BotListQuery, [BotListQuerySchema, OrganizationBotListQuerySchema]),
+    (BotRequestListQuery, [OrganizationBotRequestListQuerySchema, BotRequestListQuerySchema]),
+    (UsageSummaryQuery, [OrganizationUsageQuerySchema, UsageQuerySchema]),
 ]
 
 
