@@ -59,6 +59,9 @@ from repositories.usage import pipeline as usage_pipeline
 from runtime.bearer_tokens import hash_token
 from runtime.config import settings_from_env
 from schemas import cursors
+from schemas.bot_requests import BotRequestSchema
+from schemas.bots import BotSchema
+from schemas.selection import stored_paths
 
 RESULTS = servers.ROOT / "bench" / "results"
 VAR = servers.ROOT / "var" / "bench"
@@ -111,8 +114,11 @@ def endpoints(db) -> list[Endpoint]:
     public_bot = db.bots.find_one({"isPublic": True}, sort=[("_id", 1)])["slug"]
     anchor = eve.paths(tag, dataset.object_id(3, 3), public_bot)  # service 3, by id
     one_request = db.botrequests.find_one({"createdBy": user.id}, sort=[("_id", 1)])["_id"]
-    by_name = BotListQuery(sort=[("name", 1)], page=1, limit=10)
-    newest = BotRequestListQuery(sort=[("createdAt", -1)], page=1, limit=10)
+    public_view = stored_paths(BotSchema, None)
+    by_name = BotListQuery(sort=[("name", 1)], page=1, limit=10, reads=public_view)
+    newest = BotRequestListQuery(
+        sort=[("createdAt", -1)], page=1, limit=10, reads=stored_paths(BotRequestSchema, None)
+    )
     visible_bots = policy.bots(user, False)
     mine = policy.bot_requests(user)
     heavy_requests = policy.organization(caller(db, dataset.organization_token(0)), heavy)
@@ -144,7 +150,8 @@ def endpoints(db) -> list[Endpoint]:
                  lambda: bots.find_page(visible_bots, replace(by_name, service_name="service 3")),
                  anchor["bots by service"]),
         Endpoint("bot by slug", f"/v1/bots/{public_bot}/", user_token,
-                 lambda: bots.get(policy.bot_access(user), public_bot), anchor["bot by slug"]),
+                 lambda: bots.get(policy.bot_access(user), public_bot, public_view),
+                 anchor["bot by slug"]),
         Endpoint("user's requests", "/v1/requests/", user_token,
                  lambda: requests.find_page(mine, newest)),
         Endpoint("organization's requests", f"/v1/organizations/{typical}/requests/",
@@ -152,7 +159,7 @@ def endpoints(db) -> list[Endpoint]:
                  lambda: requests.find_page(policy.organization(
                      caller(db, dataset.organization_token(1)), typical), newest)),
         Endpoint("one request", f"/v1/requests/{one_request}/", user_token,
-                 lambda: requests.get(mine, one_request)),
+                 lambda: requests.get(mine, one_request, newest.reads)),
         Endpoint("deep page (5000)", f"/v1/organizations/{heavy}/requests/?page=5000",
                  dataset.organization_token(0),
                  lambda: requests.find_page(policy.organization(

@@ -10,7 +10,7 @@ from schemas.queries import (
     BotRequestListQuerySchema,
     OrganizationBotRequestListQuerySchema,
 )
-from schemas.selection import selected
+from schemas.selection import selected, stored_paths
 from web.authentication import current_caller
 from web.blueprint import Blueprint
 
@@ -56,7 +56,8 @@ def get_bot_request(bot_request_id, fields=None):
     that the user may not see is a 404, as is a malformed id.
     """
     visibility = policy.bot_requests(current_caller())
-    return selected(BotRequestRepository(get_db()).get(visibility, bot_request_id, fields), fields)
+    reads = stored_paths(BotRequestSchema, fields)
+    return selected(BotRequestRepository(get_db()).get(visibility, bot_request_id, reads), fields)
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/")
@@ -89,4 +90,5 @@ def get_organization_bot_request(organization_id, bot_request_id, fields=None):
     or a malformed id, is a 404.
     """
     visibility = policy.organization_bot_request(current_caller(), organization_id)
-    return selected(BotRequestRepository(get_db()).get(visibility, bot_request_id, fields), fields)
+    reads = stored_paths(BotRequestSchema, fields)
+    return selected(BotRequestRepository(get_db()).get(visibility, bot_request_id, reads), fields)

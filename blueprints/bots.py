@@ -18,7 +18,7 @@ from schemas.queries import (
     OrganizationBotItemQuerySchema,
     OrganizationBotListQuerySchema,
 )
-from schemas.selection import check, selected
+from schemas.selection import check, selected, stored_paths
 from web.authentication import current_caller
 from web.blueprint import Blueprint
 
@@ -65,8 +65,9 @@ def get_bot(slug, fields=None):
     the caller's view.
     """
     access = policy.bot_access(current_caller())
-    check(fields, OneBotSchema.views[access.detailed])
-    return selected(_catalogue().get(access, slug, fields), fields)
+    view = OneBotSchema.views[access.detailed]
+    check(fields, view)
+    return selected(_catalogue().get(access, slug, stored_paths(view, fields)), fields)
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/")
@@ -98,7 +99,7 @@ def get_organization_bot(organization_id, slug, fields=None):
     A bot that is not the organization's is a 404.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    bot = _catalogue().get_with_organization(visibility, slug, fields)
+    bot = _catalogue().get_with_organization(visibility, slug, stored_paths(BotSchema, fields))
     return selected(bot, fields)
 
 

@@ -13,32 +13,30 @@ from repositories.filters import contains
 from repositories.keyset_pages import KeysetPage
 from repositories.lists import fetch_list
 from repositories.paging import ListQuery, OffsetPage, first_documents, get_one
-from repositories.stages import lookup_one
+from repositories.stages import fields_of, lookup_one
 
-# The summaries (contract 3): the collection each reference names, and the fields shown.
-_SUMMARIES = {
-    "bot": ("bots", ("creditCost", "name", "slug")),
-    "createdBy": ("users", ("name",)),
-    "organization": ("organizations", ("name",)),
-}
-_OWN_FIELDS = ("inputs", "ip", "response", "createdAt", "updatedAt")
+# The collection each reference names; its summary takes its place (contract 3).
+_REFERENCES = {"bot": "bots", "createdBy": "users", "organization": "organizations"}
 
 
-def _joins(fields: frozenset[str] | None) -> list[dict]:
-    """The stages that give a request its selected fields (every field when None): a
-    reference that is not selected is not joined (contract 7.5)."""
-    stages, projection = [], {}
-    for field, (collection, shown) in _SUMMARIES.items():
-        if fields is None or field in fields:
-            stages += lookup_one(field, collection)
-            projection.update({f"{field}.{name}": 1 for name in shown})
-    projection.update({name: 1 for name in _OWN_FIELDS if fields is None or name in fields})
-    return [*stages, {"$project": projection or {"_id": 1}}]
+def _joins(reads: frozenset[str]) -> list[dict]:
+    """The stages that give a request the stored paths its view or selection `reads`: a
+    reference that is not read is not joined (contract 7.5)."""
+    read = fields_of(reads)
+    stages = [
+        stage
+        for field, collection in _REFERENCES.items()
+        if field in read
+        for stage in lookup_one(field, collection)
+    ]
+    return [*stages, {"$project": dict.fromkeys(sorted(reads), 1)}]
 
 
 @dataclass(frozen=True, kw_only=True)
 class BotRequestListQuery(ListQuery):
-    """A bot request list's parameters (schemas/queries.py builds it)."""
+    """A bot request list's parameters (schemas/queries.py builds it).
+
+    `fields` is the selection the answer keeps; `reads`, the stored paths that make it."""
 
     name: str | None = None
     bot: str | None = None
@@ -46,6 +44,7 @@ class BotRequestListQuery(ListQuery):
     created_to: dt.datetime | None = None
     created_by: ObjectId | None = None
     fields: frozenset[str] | None = None
+    reads: frozenset[str]
 
 
 class BotRequestRepository:
@@ -58,7 +57,7 @@ class BotRequestRepository:
     ) -> OffsetPage | KeysetPage:
         filters, narrow = self._filters(query)
         return fetch_list(
-            self._requests, visibility, filters, query, narrow=narrow, joins=_joins(query.fields)
+            self._requests, visibility, filters, query, narrow=narrow, joins=_joins(query.reads)
         )
 
     def first(self, visibility: Visibility, query: BotRequestListQuery) -> list[dict]:
@@ -66,7 +65,7 @@ class BotRequestRepository:
         filters, narrow = self._filters(query)
         return first_documents(
             self._requests, visibility, filters, sort=query.sort, limit=query.limit,
-            joins=_joins(query.fields), narrow=narrow,
+            joins=_joins(query.reads), narrow=narrow,
         )  # fmt: skip
 
     def _filters(self, query: BotRequestListQuery) -> tuple[dict, dict]:
@@ -104,10 +103,8 @@ class BotRequestRepository:
             return ids[0]
         return {"$in": ids}
 
-    def get(
-        self, visibility: Visibility, request_id: ObjectId, fields: frozenset[str] | None = None
-    ) -> dict:
-        bot_request = get_one(self._requests, visibility, {"_id": request_id}, _joins(fields))
+    def get(self, visibility: Visibility, request_id: ObjectId, reads: frozenset[str]) -> dict:
+        bot_request = get_one(self._requests, visibility, {"_id": request_id}, _joins(reads))
         if bot_request is None:
             raise NotFound("No bot request with this id.")
         return bot_request

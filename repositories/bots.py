@@ -11,27 +11,20 @@ from repositories.filters import contains, equals_ignoring_case
 from repositories.keyset_pages import KeysetPage
 from repositories.lists import fetch_list
 from repositories.paging import ListQuery, OffsetPage, get_one
-from repositories.stages import lookup_all, lookup_one
-
-# The stored names of the fields a response renames.
-_STORED = {"id": "_id", "organizationId": "organization"}
+from repositories.stages import fields_of, lookup_all, lookup_one
 
 
-def _projection(fields: frozenset[str] | None, *also: str) -> list[dict]:
-    """The stage that reads only a selection's stored fields (contract 7.5), `also` besides;
-    none without a selection: a bot is small, and its schema shows what its view holds."""
-    if fields is None:
-        return []
-    return [{"$project": dict.fromkeys([*map(_STORED.get, fields, fields), *also], 1)}]
-
-
-def _selects(fields: frozenset[str] | None, name: str) -> bool:
-    return fields is None or name in fields
+def _projection(reads: frozenset[str], *also: str) -> dict:
+    """The stage that reads only what the view or its selection shows (contract 7.5), `also`
+    besides: another writer's bot may hold much more. A summary is joined whole, after it."""
+    return {"$project": dict.fromkeys(sorted({*fields_of(reads), *also}), 1)}
 
 
 @dataclass(frozen=True, kw_only=True)
 class BotListQuery(ListQuery):
-    """A bot list's parameters (schemas/queries.py builds it); `custom` is the policy's."""
+    """A bot list's parameters (schemas/queries.py builds it); `custom` is the policy's.
+
+    `fields` is the selection the answer keeps; `reads`, the stored fields that make it."""
 
     custom: bool = False
     name: str | None = None
@@ -41,6 +34,7 @@ class BotListQuery(ListQuery):
     service_slug: str | None = None
     service_directory: str | None = None
     fields: frozenset[str] | None = None
+    reads: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -68,7 +62,7 @@ class BotRepository:
             narrow["service"] = services
         filters = {"name": contains(query.name)} if query.name else {}
         return fetch_list(
-            self._bots, visibility, filters, query, narrow=narrow, joins=_projection(query.fields)
+            self._bots, visibility, filters, query, narrow=narrow, joins=[_projection(query.reads)]
         )
 
     def _service_filter(self, service_name, service_id, slug, directory) -> dict | ObjectId | None:
@@ -88,17 +82,18 @@ class BotRepository:
             return service_id
         return {"$in": self._db.services.distinct("_id", criteria)}
 
-    def get(self, access: BotAccess, slug: str, fields: frozenset[str] | None = None) -> OneBot:
+    def get(self, access: BotAccess, slug: str, reads: frozenset[str]) -> OneBot:
+        """`reads`: the stored fields of the caller's view, or of its selection."""
         if access.detailed:
-            return OneBot(self._detailed(access.visibility, slug, fields), detailed=True)
-        return OneBot(self._one(access.visibility, slug, _projection(fields)), False)
+            return OneBot(self._detailed(access.visibility, slug, reads), detailed=True)
+        return OneBot(self._one(access.visibility, slug, [_projection(reads)]), False)
 
-    def _detailed(self, visibility: Visibility, slug: str, fields: frozenset[str] | None) -> dict:
-        """The whole bot, or its selection, with its service and tags if they are selected."""
-        stages = _projection(fields)
-        if _selects(fields, "service"):
+    def _detailed(self, visibility: Visibility, slug: str, reads: frozenset[str]) -> dict:
+        """The bot as `reads` says, with its service and tags when they are among them."""
+        stages, read = [_projection(reads)], fields_of(reads)
+        if "service" in read:
             stages += lookup_one("service", "services")
-        if _selects(fields, "tags"):
+        if "tags" in read:
             stages.append(lookup_all("tags", "tags", "tagDocuments"))
         bot = self._one(visibility, slug, stages)
         if "tagDocuments" in bot:
@@ -107,14 +102,14 @@ class BotRepository:
         return bot
 
     def get_with_organization(
-        self, visibility: Visibility, slug: str, fields: frozenset[str] | None = None
+        self, visibility: Visibility, slug: str, reads: frozenset[str]
     ) -> dict:
         """4.8: the bot beside the organization that owns it."""
         bot = self._one(
             visibility,
             slug,
             [
-                *_projection(fields, "organization"),
+                _projection(reads, "organization"),
                 *lookup_one("organization", "organizations", "organizationDocument"),
             ],
         )

@@ -25,11 +25,11 @@ class Catalogue:
     def find_page(self, visibility, query):
         return self._answer("find_page", visibility, query)
 
-    def get(self, access, slug, fields):
-        return self._answer("get", access, slug, fields)
+    def get(self, access, slug, reads):
+        return self._answer("get", access, slug, reads)
 
-    def get_with_organization(self, visibility, slug, fields):
-        return self._answer("get_with_organization", visibility, slug, fields)
+    def get_with_organization(self, visibility, slug, reads):
+        return self._answer("get_with_organization", visibility, slug, reads)
 
     def _answer(self, operation: str, *arguments):
         """`repr` writes every value of a query (ObjectIds, dates, BSON types) with its type,

@@ -6,6 +6,11 @@ request's `bot`); otherwise it goes beside it, named after it: `userDocument` be
 """
 
 
+def fields_of(paths) -> set[str]:
+    """The top-level fields of stored paths: `bot` of `bot.name`."""
+    return {path.partition(".")[0] for path in paths}
+
+
 def lookup_all(field: str, collection: str, into: str) -> dict:
     """The documents a reference, or an array of them, names, as the array `into`."""
     return {"$lookup": {"from": collection, "localField": field, "foreignField": "_id", "as": into}}

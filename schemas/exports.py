@@ -20,7 +20,7 @@ from schemas.bot_requests import BotRequestSchema
 from schemas.periods import period
 from schemas.queries import RequestFiltersSchema
 from schemas.query_fields import ObjectIdString, QueryText
-from schemas.selection import FieldSelection, keep, names, outside
+from schemas.selection import FieldSelection, keep, names, outside, stored_paths
 
 # Requests per batch: one keyset page, read within the request deadline, held at a time.
 BATCH = 1000
@@ -118,7 +118,7 @@ class RequestExportQuerySchema(RequestFiltersSchema):
             limit=BATCH,
             pagination="keyset",
             count="none",
-            fields=read,
+            reads=stored_paths(BotRequestSchema, read),
             name=data.get("name"),
             bot=data.get("bot"),
             created_from=start,

@@ -23,13 +23,13 @@ from schemas.query_fields import (
     QueryTimestamp,
     SortBy,
 )
-from schemas.selection import FieldSelection, names
+from schemas.selection import FieldSelection, names, stored_paths
 
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000_000
 
 
-def built(query_type, schema: Schema, data: dict):
+def built(query_type, schema: Schema, data: dict, **also):
     """The repository's query, from every field of the schema by name, given or not: a field
     that either side renames fails every load, not only those that give the parameter.
 
@@ -39,7 +39,7 @@ def built(query_type, schema: Schema, data: dict):
         if cursor.sort != data["sort"]:
             raise ValidationError({"cursor": ["Made for another sortBy: start again."]})
         data = {**data, "cursor": cursor.resume}
-    return query_type(**{name: data.get(name) for name in schema.load_fields})
+    return query_type(**{name: data.get(name) for name in schema.load_fields}, **also)
 
 
 class StrictQuerySchema(Schema):
@@ -179,11 +179,13 @@ class RequestFiltersSchema(EmptyIsUnset):
 
 
 class BotRequestListQuerySchema(ListQuerySchema, RequestFiltersSchema):
-    fields = FieldSelection(names(BotRequestSchema))
+    item = BotRequestSchema
+    fields = FieldSelection(names(item))
 
     @post_load
     def query(self, data, **kwargs) -> BotRequestListQuery:
-        return built(BotRequestListQuery, self, data)
+        reads = stored_paths(self.item, data.get("fields"))
+        return built(BotRequestListQuery, self, data, reads=reads)
 
 
 class OrganizationBotRequestListQuerySchema(BotRequestListQuerySchema):
@@ -194,18 +196,21 @@ class OrganizationBotRequestListQuerySchema(BotRequestListQuerySchema):
 
 
 class OrganizationBotListQuerySchema(ListQuerySchema):
-    fields = FieldSelection(names(OrganizationBotListItemSchema))
+    item = OrganizationBotListItemSchema
+    fields = FieldSelection(names(item))
     name = _name()
     tags = _tags()
     sort = _sort(BOT_SORTS, [("name", 1)])
 
     @post_load
     def query(self, data, **kwargs) -> BotListQuery:
-        return built(BotListQuery, self, data)
+        reads = stored_paths(self.item, data.get("fields"))
+        return built(BotListQuery, self, data, reads=reads)
 
 
 class BotListQuerySchema(OrganizationBotListQuerySchema):
-    fields = FieldSelection(names(BotSchema))
+    item = BotSchema
+    fields = FieldSelection(names(item))
     custom = QueryBoolean(
         load_default=False,
         metadata={"description": "Only bots of the caller's organizations."},

@@ -1,9 +1,9 @@
 """Field selection (contract 7.5): the `fields` parameter, and an item dumped with only those.
 
 The selection is a set of an item's top-level names, `id` always among them; None (the
-parameter left out or empty) is every field. The repositories read and join only what is
-selected, so a field left out is never dumped as the null of a missing value: the dump keeps
-the selected names alone (`Selected`).
+parameter left out or empty) is every field. The repositories read and join only the stored
+paths of what is selected (`stored_paths`), so a field left out is never dumped as the null
+of a missing value: the dump keeps the selected names alone (`Selected`).
 """
 
 from dataclasses import dataclass
@@ -16,6 +16,22 @@ from access.exceptions import InvalidParameter
 def names(item_schema: type[Schema]) -> tuple[str, ...]:
     """The names an item of `item_schema` holds, in its order."""
     return tuple(field.data_key or name for name, field in item_schema._declared_fields.items())
+
+
+def stored_paths(item_schema: type[Schema], selection: frozenset[str] | None) -> frozenset[str]:
+    """The stored fields that make an item of `item_schema`, or its selection, with a nested
+    summary's as `field.name`: what a repository reads, so that none holds a view's fields."""
+    paths = set()
+    for name, field in item_schema._declared_fields.items():
+        if selection is not None and (field.data_key or name) not in selection:
+            continue
+        stored = field.attribute or name
+        nested = field.inner if isinstance(field, fields.List) else field
+        if isinstance(nested, fields.Nested):
+            paths.update(f"{stored}.{path}" for path in stored_paths(nested.nested, None))
+        else:
+            paths.add(stored)
+    return frozenset(paths)
 
 
 class FieldSelection(fields.Field):

@@ -277,18 +277,24 @@ def _projections(commands: list[dict]) -> list[dict]:
     return _stages(commands, "$project")
 
 
-# path with its selection: (the collections joined, the fields projected)
+PUBLIC_VIEW = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
+# path with its selection, or none: (the collections joined, the fields projected)
 SELECTIONS = {
-    "/v1/requests/?fields=id,createdAt": ([], {"createdAt": 1}),
+    "/v1/requests/?fields=id,createdAt": ([], {"_id": 1, "createdAt": 1}),
     "/v1/requests/?fields=bot&pagination=keyset": (
         ["bots"],
-        {"bot.creditCost": 1, "bot.name": 1, "bot.slug": 1},
+        {"_id": 1, "bot.creditCost": 1, "bot.name": 1, "bot.slug": 1},
     ),
     "/v1/organizations/{acme}/requests/{request}/?fields=ip,createdBy": (
         ["users"],
-        {"createdBy.name": 1, "ip": 1},
+        {"_id": 1, "createdBy.name": 1, "ip": 1},
     ),
     "/v1/bots/?fields=slug": ([], {"_id": 1, "slug": 1}),
+    "/v1/bots/": ([], dict.fromkeys(sorted({"_id", *PUBLIC_VIEW}), 1)),
+    "/v1/organizations/{acme}/bots/": (
+        [],
+        dict.fromkeys(sorted({"_id", "organization", *PUBLIC_VIEW}), 1),
+    ),
     "/v1/organizations/{acme}/bots/acme-bot/?fields=name": (
         ["organizations"],
         {"_id": 1, "name": 1, "organization": 1},
@@ -299,7 +305,7 @@ SELECTIONS = {
 @pytest.mark.parametrize("template", SELECTIONS)
 def test_a_selection_reaches_the_database(monitored, log, template):
     """Contract 7.5: the pipeline projects only what is selected, and joins no reference
-    that is not selected."""
+    that is not selected; with no selection, a bot list reads only what its view shows."""
     db, test_client = monitored
     scene = _scene(db)
     url = template.format(**scene)

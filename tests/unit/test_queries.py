@@ -45,6 +45,8 @@ GIVEN = {
 }
 # A cursor is made for one endpoint, so it is loaded in a request: tests/api/test_keyset.py.
 NEEDS_A_REQUEST = {"cursor"}
+# What a repository query holds that no parameter gives: the stored paths a list reads.
+DERIVED = {BotListQuery: {"reads"}, BotRequestListQuery: {"reads"}}
 # Each repository query, with the schemas that build it, the widest first.
 FAMILIES = [
     (BotListQuery, [BotListQuerySchema, OrganizationBotListQuerySchema]),
@@ -74,4 +76,40 @@ def test_every_parameter_reaches_its_field_of_the_repositorys_query(built, schem
 def test_every_field_of_a_repository_query_is_some_parameter():
     for built, schemas in FAMILIES:
         widest = schemas[0]()
-        assert {field.name for field in dataclasses.fields(built)} == set(widest.fields)
+        derived = DERIVED.get(built, set())
+        assert {field.name for field in dataclasses.fields(built)} == {*widest.fields, *derived}
+
+
+BOT_REQUEST_VIEW = {"inputs", "ip", "response", "createdAt", "updatedAt"}
+SUMMARIES = {"bot.creditCost", "bot.name", "bot.slug", "createdBy.name", "organization.name"}
+
+
+@pytest.mark.parametrize(
+    ("schema", "view", "selection", "selected"),
+    [
+        (
+            BotListQuerySchema,
+            {"slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs"},
+            "id,slug",
+            {"_id", "slug"},
+        ),
+        (
+            OrganizationBotListQuerySchema,
+            {"slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs",
+             "organization"},
+            "organizationId",
+            {"_id", "organization"},
+        ),
+        (
+            BotRequestListQuerySchema,
+            BOT_REQUEST_VIEW | SUMMARIES,
+            "bot,ip",
+            {"_id", "bot.creditCost", "bot.name", "bot.slug", "ip"},
+        ),
+    ],
+)  # fmt: skip
+def test_a_list_reads_the_stored_paths_of_its_view_or_selection(schema, view, selection, selected):
+    """Stored names, not the answer's (`id` is `_id`, `organizationId` is `organization`),
+    and a summary's own fields."""
+    assert schema().load({}).reads == {"_id", *view}
+    assert schema().load({"fields": selection}).reads == selected
