@@ -46,8 +46,8 @@ def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
     if expires_at is not None and expires_at <= now:
         return None
     kind = token_document.get("kind")
-    if kind == "user" and (user := token_document.get("userDocument")):
-        return user_caller(user)
-    if kind == "organization" and (organization := token_document.get("organizationDocument")):
-        return Caller.organization(organization["_id"])
+    if kind == "user" and (users := token_document.get("userDocuments")):
+        return user_caller(users[0])
+    if kind == "organization" and (organizations := token_document.get("organizationDocuments")):
+        return Caller.organization(organizations[0]["_id"])
     return None

@@ -2,7 +2,7 @@
 
 A joined document takes the place of its reference when the answer shows it there (a bot
 request's `bot`); otherwise it goes beside it, named after it: `userDocument` beside `user`,
-`tagDocuments` beside `tags`.
+or `userDocuments` for the array `$lookup` gives, as `tagDocuments` beside `tags`.
 """
 
 

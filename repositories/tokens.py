@@ -2,7 +2,7 @@
 
 from pymongo.database import Database
 
-from repositories.stages import lookup_one
+from repositories.stages import lookup_all
 
 
 class TokenRepository:
@@ -10,12 +10,15 @@ class TokenRepository:
         self._tokens = db.tokens
 
     def find(self, token_hash: str) -> dict | None:
-        """The token with its user (memberships, role) or organization, in one round trip."""
+        """The token with its user (memberships, role) or organization, in one round trip.
+
+        As the arrays `$lookup` gives: an `$unwind` would cost a stage on the embedded
+        engine, where MongoDB folds it into the lookup."""
         pipeline = [
             {"$match": {"tokenHash": token_hash}},
             {"$limit": 1},
-            *lookup_one("user", "users", "userDocument"),
-            *lookup_one("organization", "organizations", "organizationDocument"),
+            lookup_all("user", "users", "userDocuments"),
+            lookup_all("organization", "organizations", "organizationDocuments"),
             {
                 "$project": {
                     "kind": 1,
@@ -23,10 +26,10 @@ class TokenRepository:
                     "organization": 1,
                     "expiresAt": 1,
                     "revokedAt": 1,
-                    "userDocument._id": 1,
-                    "userDocument.role": 1,
-                    "userDocument.organizations": 1,
-                    "organizationDocument._id": 1,
+                    "userDocuments._id": 1,
+                    "userDocuments.role": 1,
+                    "userDocuments.organizations": 1,
+                    "organizationDocuments._id": 1,
                 }
             },
         ]
