@@ -33,7 +33,7 @@ _BOT_COST = {"$cond": [{"$isNumber": "$bot.creditCost"}, "$bot.creditCost", 0]}
 
 
 @dataclass(frozen=True, kw_only=True)
-class UsageSummaryQuery:
+class UsageQuery:
     """A usage summary's parameters (schemas/periods.py builds it): `end` exclusive."""
 
     start: dt.datetime
@@ -123,7 +123,7 @@ class UsageRepository:
     def __init__(self, db: Database):
         self._requests = db.botrequests
 
-    def summary(self, visibility: Visibility, query: UsageSummaryQuery) -> Usage:
+    def summary(self, visibility: Visibility, query: UsageQuery) -> Usage:
         start, end, group_by = query.start, query.end, query.group_by
         rows = self._requests.aggregate(pipeline(visibility, start, end, group_by))
         results = [

@@ -6,7 +6,7 @@ from marshmallow import ValidationError, post_load
 from marshmallow.validate import OneOf
 
 from repositories import timestamps
-from repositories.usage import UsageSummaryQuery
+from repositories.usage import UsageQuery
 from schemas.queries import StrictQuerySchema, built
 from schemas.query_fields import QueryText, QueryTimestamp
 
@@ -57,9 +57,9 @@ class UsageQuerySchema(StrictQuerySchema):
     group_by = _group_by("bot", "day")
 
     @post_load
-    def period(self, data, **kwargs) -> UsageSummaryQuery:
+    def period(self, data, **kwargs) -> UsageQuery:
         start, end = period(data.get("start"), data.get("end"), ("from", "to"))
-        return built(UsageSummaryQuery, self, {**data, "start": start, "end": end})
+        return built(UsageQuery, self, {**data, "start": start, "end": end})
 
 
 class OrganizationUsageQuerySchema(UsageQuerySchema):

@@ -30,8 +30,9 @@ MAX_OFFSET = 10_000_000
 
 
 def built(query_type, schema: Schema, data: dict, **also):
-    """The repository's query, from every field of the schema by name, given or not: a field
-    that either side renames fails every load, not only those that give the parameter.
+    """The repository's query, from every field of the schema by name, given or not, and
+    `also`: a field that either side renames fails every load, not only those that give the
+    parameter.
 
     A keyset cursor becomes its position once it is known to be made for this order."""
     cursor = data.get("cursor")

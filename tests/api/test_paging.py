@@ -1,4 +1,4 @@
-"""ListQuery and ordering: the page math, `sortBy`, the id tiebreak.
+"""Paging and ordering: the page math, `sortBy`, the id tiebreak.
 
 The rules are in docs/api.md (Query parameters, and Responses for the page).
 """

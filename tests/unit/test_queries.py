@@ -10,7 +10,7 @@ import pytest
 
 from repositories.bot_requests import BotRequestListQuery
 from repositories.bots import BotListQuery
-from repositories.usage import UsageSummaryQuery
+from repositories.usage import UsageQuery
 from schemas.periods import OrganizationUsageQuerySchema, UsageQuerySchema
 from schemas.queries import (
     BotListQuerySchema,
@@ -51,7 +51,7 @@ DERIVED = {BotListQuery: {"reads"}, BotRequestListQuery: {"reads"}}
 FAMILIES = [
     (BotListQuery, [BotListQuerySchema, OrganizationBotListQuerySchema]),
     (BotRequestListQuery, [OrganizationBotRequestListQuerySchema, BotRequestListQuerySchema]),
-    (UsageSummaryQuery, [OrganizationUsageQuerySchema, UsageQuerySchema]),
+    (UsageQuery, [OrganizationUsageQuerySchema, UsageQuerySchema]),
 ]
 
 
