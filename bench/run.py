@@ -42,6 +42,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import pymongo
 
@@ -293,17 +294,33 @@ def _rate(http: dict) -> float:
 
 def _again(base: str, endpoint: Endpoint, server: str, seconds, connections) -> dict:
     """A row measured again on another server, driven as the first time was."""
+    driven = drive(base, endpoint, f"{endpoint.name} ({server})", seconds, connections)
+    return {**driven.http, "connections": driven.clients}
+
+
+class Driven(NamedTuple):
+    http: dict
+    clients: int
+    duration: int
+    latency: float
+
+
+def drive(base: str, endpoint: Endpoint, label: str, seconds, connections) -> Driven:
+    """`endpoint` under load, its figures printed on a line left open for what follows.
+
+    A slow endpoint gets one connection and time for a few requests: a queue of unanswered
+    requests would measure the queue and spill into the floor's time."""
     latency = probe(base, endpoint)
     clients = connections if latency < SLOW else 1
-    http = load(base, endpoint, max(seconds, math.ceil(4 * latency)), clients)
-    label = f"{endpoint.name} ({server})"
+    duration = max(seconds, math.ceil(4 * latency))
+    http = load(base, endpoint, duration, clients)
     check_answers(label, http)
     print(
         f"{label:26s} http {http['requests_per_s']:8.1f}/s "
         f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms |",
         end="",
     )
-    return {**http, "connections": clients}
+    return Driven(http, clients, duration, latency)
 
 
 def check_answers(name: str, http: dict) -> None:
@@ -403,13 +420,9 @@ def main() -> None:
         )  # fmt: skip
         rows = []
         for endpoint in kinds:
-            # A slow endpoint gets one connection and time for a few requests: a queue of
-            # unanswered requests would measure the queue and spill into the floor's time.
-            latency = probe(base, endpoint)
-            clients = connections if latency < SLOW else 1
-            duration = max(seconds, math.ceil(4 * latency))
-            http = load(base, endpoint, duration, clients)
-            check_answers(endpoint.name, http)
+            http, clients, duration, latency = drive(
+                base, endpoint, endpoint.name, seconds, connections
+            )
             time.sleep(latency * clients)
             direct = floor(endpoint.floor, duration, clients)
             row = {"endpoint": endpoint.name, "path": endpoint.path, "connections": clients,
@@ -418,9 +431,7 @@ def main() -> None:
             row["ratio_p50"] = http["p50_ms"] / direct["p50_ms"]
             rows.append(row)
             print(
-                f"{endpoint.name:26s} http {http['requests_per_s']:8.1f}/s "
-                f"p50 {http['p50_ms']:8.1f} p99 {http['p99_ms']:8.1f} ms | floor "
-                f"{direct['requests_per_s']:8.1f}/s p50 {direct['p50_ms']:8.1f} "
+                f" floor {direct['requests_per_s']:8.1f}/s p50 {direct['p50_ms']:8.1f} "
                 f"p99 {direct['p99_ms']:8.1f} ms | ratio {row['ratio_requests_per_s']:.2f}",
                 flush=True,
             )
