@@ -122,12 +122,14 @@ def cached_app(wire_db):
         app.extensions["changes"].stop()
 
 
-def wait_until(condition, what: str, seconds: float = 10.0) -> None:
+def wait_until(condition, what: str, seconds: float = 10.0):
+    """`condition()`'s first true value, asked again until `seconds` have passed."""
     deadline = time.monotonic() + seconds
-    while not condition():
+    while not (result := condition()):
         if time.monotonic() > deadline:
             raise AssertionError(f"Not within {seconds} s: {what}.")
         time.sleep(0.02)
+    return result
 
 
 @pytest.fixture

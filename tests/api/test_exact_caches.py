@@ -80,13 +80,13 @@ def _within_a_second(check) -> float:
 
 def _warm(client, path: str, token: str, log: CommandLog):
     """Asks until an answer comes from the caches alone, or is an error (never cached)."""
-    deadline = time.monotonic() + 5
-    while True:
+
+    def uncached_read():
         log.take()
         response = client.get(path, headers=bearer(token))
-        if response.status_code != 200 or not _reads(log):
-            return response
-        assert time.monotonic() < deadline, "never served from the caches"
+        return response if response.status_code != 200 or not _reads(log) else None
+
+    return wait_until(uncached_read, "served from the caches", 5)
 
 
 def test_twenty_cached_requests_send_no_command_about_their_caller(client, world, log):

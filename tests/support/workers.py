@@ -3,6 +3,7 @@ telling from its metrics port whether the workers' caches answered."""
 
 import time
 
+from tests.conftest import wait_until
 from tests.support.factories import bearer
 from tests.support.gunicorn_server import GunicornServer
 from tests.support.metrics import scrape
@@ -31,13 +32,13 @@ def lookups(server: GunicornServer, cache: str, result: str) -> float:
 
 def cached_in_every_worker(server, connections, path, token, cache="tokens") -> list:
     """The answers of a round in which every worker answered from its `cache`."""
-    deadline = time.monotonic() + 10
-    while True:
+
+    def all_hits():
         before = lookups(server, cache, "hit")
         answers = every_worker(server, connections, path, token)
-        if lookups(server, cache, "hit") - before == len(connections):
-            return answers
-        assert time.monotonic() < deadline, f"not every worker answered from its {cache} cache"
+        return answers if lookups(server, cache, "hit") - before == len(connections) else None
+
+    return wait_until(all_hits, f"every worker answered from its {cache} cache")
 
 
 def within_a_second(server, connections, path, token, shown) -> list:
