@@ -1,21 +1,30 @@
 """One change stream per worker process, telling its caches which documents changed
-(contract 7.7 and 7.8).
+(docs/deployment.md#the-exact-caches-tokens-and-the-bot-catalogue).
 
-A cache fed by this stream may serve an entry only while the stream is known to be current:
-`live` is true for FRESH_SECONDS after a getMore that waited AWAIT_SECONDS and found nothing
-was sent, which says that every change written before it has arrived; an idle stream sends
-one every AWAIT_SECONDS. A change that arrives says nothing of those still on the way, so
-writes that never pause for AWAIT_SECONDS turn the caches off until they do. So a write
-reaches every worker's caches within about AWAIT_SECONDS when all is well, and a stream that
-stalls, lags, breaks or cannot be opened turns the caches off within FRESH_SECONDS: never a
-stale entry. The stream reads the primary, as the caches' misses do (`get_primary_db`).
+A cache may serve an entry only while the stream is *live*: while every change written more
+than FRESH_SECONDS ago is known to have reached the caches, so that a write reaches every
+worker's answers within the second docs/api.md promises. The stream proves it in two ways,
+neither of which asks how quickly the server answered:
 
-After a break the stream resumes from its last resume token, and the caches stay off until
-it has caught up (an empty answer); entries made before the break are still exact then,
-since every change since is replayed to them. Where it cannot resume (the server no longer
-holds that history) or a fresh stream is opened, the caches are emptied first. Where no stream
-can be opened at all (a standalone server), the caches stay off and one warning says so; the
-stream is tried again, less and less often.
+- an empty answer to a getMore sent at time t says that every change written before t has
+  arrived, however late that answer comes back: a slow answer proves as much as a quick
+  one, and keeps the caches on for as long as t + FRESH_SECONDS lasts;
+- under a steady flow of changes, where no answer is empty, each answer carries the
+  cluster time MongoDB had reached when it was sent (`$clusterTime`, read from the stream's
+  own session). Once a change with a later cluster time has arrived, every change up to that
+  time has arrived too, so every change written before that getMore was sent.
+
+A stream that stalls, falls behind or breaks therefore turns the caches off within
+FRESH_SECONDS of the last proof, and never serves a stale entry; its entries stay, exact,
+since every change since is still to be replayed to them. The stream's commands are held to
+STREAM_TIMEOUT_SECONDS, never to a request's deadline: a timeout, a lost connection or a
+restart resumes from the last resume token, and the caches come back with the next proof.
+Where it cannot resume (the server no longer holds that history) or a fresh stream is opened,
+the caches are emptied first. Where no stream can be opened at all (a standalone server), the
+caches stay off and one warning says so; the stream is tried again, less and less often.
+
+How long the caches were off, and why, is counted on the metrics port, and a period off of a
+second or more is logged when it ends.
 
 The thread starts at first use in the process that serves requests, never in the one that
 built the app before a fork (gunicorn's master), and stops with the process.
@@ -26,38 +35,92 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Iterable
 from typing import Protocol
 
 import pymongo
 from flask import Flask
+from prometheus_client import Counter
 from pymongo import ReadPreference
 from pymongo.database import Database
-from pymongo.errors import InvalidOperation, PyMongoError
+from pymongo.errors import InvalidOperation, PyMongoError, ServerSelectionTimeoutError
 
 from runtime.database import describe, unavailable
-from runtime.exact_cache import ExactCache
+from runtime.exact_cache import ExactCache, Stream
 
-AWAIT_SECONDS = 0.25
-FRESH_SECONDS = 0.75
-# An empty answer says "caught up" only from a getMore that waited, and came back in time: a
-# quicker one is the first batch of a stream the driver resumed; a later one, a slow server.
-AWAITED_SECONDS = (0.8 * AWAIT_SECONDS, AWAIT_SECONDS + 0.25)
+AWAIT_SECONDS = 0.25  # how long an idle getMore waits for a change
+# How long a proof keeps the caches on: the promised second, less room for the answer to
+# reach its caller.
+FRESH_SECONDS = 0.9
+# The stream's own bound on one answer, whatever MONGODB_TIMEOUT_MS gives a request: an
+# answer later than FRESH_SECONDS keeps nothing on, but still brings the changes it holds,
+# and cutting it would only ask a busy server to open the stream again.
+STREAM_TIMEOUT_SECONDS = 10.0
 RETRY_SECONDS = (0.5, 30.0)  # the first wait before reopening a stream, and the longest
+LOGGED_OFF_SECONDS = 1.0  # a period off at least this long is logged when it ends
 _DOCUMENT_CHANGES = {"insert", "update", "replace", "delete"}
+
+OFF_SECONDS = Counter(
+    "botcatalogue_cache_off_seconds",
+    "Seconds a worker's exact caches were off (every lookup answered by the database), by "
+    "reason: opening (no stream yet), lagging (the stream has not caught up within the "
+    "second), resuming (after a timeout or a lost connection), unavailable (no stream can "
+    "be opened).",
+    ["reason"],
+)
+OFF_PERIODS = Counter(
+    "botcatalogue_cache_off_periods",
+    "Times a worker's exact caches went off, by the reason they did (as "
+    "botcatalogue_cache_off_seconds); a rate that climbs is a flapping stream.",
+    ["reason"],
+)
 
 log = logging.getLogger(__name__)
 
 
 class Subscriber(Protocol):
-    """A cache made of documents of `collections`; the feed gives it `live` to ask."""
+    """A cache made of documents of `collections`; the feed makes itself its `stream`."""
 
     collections: frozenset[str]
-    live: Callable[[], bool]
+    stream: Stream
 
     def changed(self, collection: str, document_id) -> None: ...
 
     def clear(self) -> None: ...
+
+
+class _OffTime:
+    """Counts the time the caches are off, by reason, as the stream thread sees it."""
+
+    def __init__(self):
+        self.reason = "opening"
+        self._counted_to = time.monotonic()
+        self._off_since: float | None = None
+        self._off_reason = self.reason
+
+    def count(self, fresh_until: float) -> None:
+        """Up to now, given the proofs so far keep the caches on until `fresh_until`."""
+        now = time.monotonic()
+        off_from = max(self._counted_to, fresh_until)
+        if now > off_from:
+            if self._off_since is None:
+                self._off_since, self._off_reason = off_from, self.reason
+                OFF_PERIODS.labels(self.reason).inc()
+            OFF_SECONDS.labels(self.reason).inc(now - off_from)
+        self._counted_to = now
+
+    def proven(self) -> None:
+        """The caches are on again: a period off ends here."""
+        if self._off_since is not None:
+            seconds = time.monotonic() - self._off_since
+            if seconds >= LOGGED_OFF_SECONDS:
+                log.info(
+                    "The token and catalogue caches are on again after %.1f s off (%s).",
+                    seconds,
+                    self._off_reason,
+                )
+            self._off_since = None
 
 
 class ChangeFeed:
@@ -65,12 +128,15 @@ class ChangeFeed:
         self._database = database.with_options(read_preference=ReadPreference.PRIMARY)
         self._subscribers = list(subscribers)
         for subscriber in self._subscribers:
-            subscriber.live = lambda: self.live
+            subscriber.stream = self
         self._collections = sorted({name for s in self._subscribers for name in s.collections})
         self._fresh_until = 0.0
+        self._proof = threading.Condition()  # notified when `_fresh_until` moves
+        self._following = False
         self._resume_token = None
         self._opened = False
         self._warned = False
+        self._off = _OffTime()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._pid: int | None = None
@@ -83,11 +149,23 @@ class ChangeFeed:
             self._start()
         return time.monotonic() < self._fresh_until
 
+    @property
+    def following(self) -> bool:
+        """Whether a stream is open, or can resume: every change written from now on will
+        reach the caches."""
+        return self._following
+
+    def wait_live(self, seconds: float) -> bool:
+        with self._proof:
+            return self._proof.wait_for(lambda: self.live, seconds)
+
     def _start(self) -> None:
         with self._start_lock:
             if self._pid == os.getpid() or self._stopping.is_set():
                 return
             self._fresh_until = 0.0
+            self._following = False
+            self._off = _OffTime()
             self._thread = threading.Thread(target=self._run, name="change-feed", daemon=True)
             self._thread.start()
             self._pid = os.getpid()
@@ -97,6 +175,7 @@ class ChangeFeed:
         """Close the stream within AWAIT_SECONDS; the caches are off from now on."""
         self._stopping.set()
         self._fresh_until = 0.0
+        self._following = False
         if self._thread is not None and self._pid == os.getpid():
             self._thread.join(AWAIT_SECONDS + 5)
 
@@ -110,13 +189,17 @@ class ChangeFeed:
                 self._broken(describe(error), resumable=False)
                 return
             except PyMongoError as error:
-                # Refused by the server (no replica set, or history it no longer holds), the
-                # stream cannot resume; lost on the way (network, restart, deadline), it can.
-                self._broken(describe(error), resumable=unavailable(error))
+                if error.timeout and not isinstance(error, ServerSelectionTimeoutError):
+                    self._slow(describe(error))
+                else:
+                    # Refused by the server (no replica set, or history it no longer holds),
+                    # the stream cannot resume; lost on the way (network, restart), it can.
+                    self._broken(describe(error), resumable=unavailable(error))
             except Exception as error:  # a client without streams: still never a stale entry
                 self._broken(f"{type(error).__name__}: {error}", resumable=False)
             if self._stopping.wait(wait):
                 return
+            self._off.count(self._fresh_until)
             wait = min(wait * 2, RETRY_SECONDS[1]) if not self._opened else RETRY_SECONDS[0]
 
     def _follow(self) -> None:
@@ -127,28 +210,60 @@ class ChangeFeed:
                 {"to.coll": {"$in": self._collections}},  # a collection renamed over one
                 {"operationType": {"$in": ["dropDatabase", "invalidate"]}},
             ]}},
-            {"$project": {"operationType": 1, "ns": 1, "to": 1, "documentKey": 1}},
+            {"$project": {"operationType": 1, "ns": 1, "to": 1, "documentKey": 1,
+                          "clusterTime": 1}},
         ]  # fmt: skip
         self._opened = False
-        with self._database.watch(
-            pipeline, resume_after=self._resume_token, max_await_time_ms=int(AWAIT_SECONDS * 1000)
-        ) as stream:
-            self._opened = True
-            if self._resume_token is None:
-                self._clear()
-            if self._warned:
-                log.info("Change stream open again: the token and catalogue caches are back on.")
-                self._warned = False
-            while stream.alive and not self._stopping.is_set():
-                asked = time.monotonic()
-                with pymongo.timeout(AWAIT_SECONDS + 5):
-                    change = stream.try_next()
-                if change is not None:
-                    self._dispatch(change)
-                elif AWAITED_SECONDS[0] <= time.monotonic() - asked < AWAITED_SECONDS[1]:
-                    self._fresh_until = asked + FRESH_SECONDS
-                self._resume_token = stream.resume_token if stream.alive else None
-        self._fresh_until = 0.0
+        # The stream's own session: its cluster time is that of the stream's last answer.
+        with self._database.client.start_session(causal_consistency=False) as session:
+            with pymongo.timeout(STREAM_TIMEOUT_SECONDS):
+                stream = self._database.watch(
+                    pipeline,
+                    resume_after=self._resume_token,
+                    max_await_time_ms=int(AWAIT_SECONDS * 1000),
+                    session=session,
+                )
+            with stream:
+                self._opened = True
+                if self._resume_token is None:
+                    self._clear()
+                self._following = True
+                self._off.reason = "lagging"
+                if self._warned:
+                    log.info("Change stream open again: the token and catalogue caches follow it.")
+                    self._warned = False
+                self._read(stream, session)
+        self._off.reason = "resuming" if self._resume_token is not None else "opening"
+
+    def _read(self, stream, session) -> None:
+        # Sent-at times of answers that held changes, each with the cluster time of its
+        # answer, until a later change proves that all changes up to that time have arrived.
+        unproven: deque[tuple[float, object]] = deque()
+        while stream.alive and not self._stopping.is_set():
+            asked, known = time.monotonic(), session.cluster_time
+            with pymongo.timeout(STREAM_TIMEOUT_SECONDS):
+                change = stream.try_next()
+            self._off.count(self._fresh_until)
+            if change is None:
+                if stream.alive:  # an empty answer, not a cursor the server closed
+                    self._proven(asked)
+                    unproven.clear()
+            else:
+                answered = session.cluster_time
+                if answered is not None and answered != known:  # answered during this call
+                    unproven.append((asked, answered["clusterTime"]))
+                while unproven and change["clusterTime"] > unproven[0][1]:
+                    self._proven(unproven.popleft()[0])
+                self._dispatch(change)
+            self._resume_token = stream.resume_token if stream.alive else None
+
+    def _proven(self, asked: float) -> None:
+        """Every change written before `asked` has reached the caches."""
+        with self._proof:
+            self._fresh_until = max(self._fresh_until, asked + FRESH_SECONDS)
+            self._proof.notify_all()
+        if time.monotonic() < self._fresh_until:
+            self._off.proven()
 
     def _dispatch(self, change: dict) -> None:
         kind, collection = change["operationType"], change.get("ns", {}).get("coll")
@@ -164,16 +279,35 @@ class ChangeFeed:
         for subscriber in self._subscribers:
             subscriber.clear()
 
+    def _slow(self, reason: str) -> None:
+        """The server answered nothing within STREAM_TIMEOUT_SECONDS: a busy server, which
+        the stream resumes on, not a broken stream."""
+        self._off.count(self._fresh_until)
+        self._off.reason = "resuming"
+        log.info(
+            "Change stream slow (%s): resuming from its last change; the token and catalogue "
+            "caches keep their entries.",
+            reason,
+        )
+
     def _broken(self, reason: str, *, resumable: bool) -> None:
-        self._fresh_until = 0.0
-        if not resumable:
+        self._off.count(self._fresh_until)
+        if resumable:
+            self._off.reason = "resuming"
+        else:
+            self._following = False
             self._resume_token = None
             self._clear()
+            self._off.reason = "unavailable" if not self._opened else "opening"
         if not self._warned:
             log.warning(
-                "No change stream (%s): the token and catalogue caches are off until one "
-                "runs again; every request reads its caller and bots from the database.",
+                "No change stream (%s): %s; every request reads its caller and bots from the "
+                "database until one runs again.",
                 reason,
+                "it resumes from its last change, and the token and catalogue caches keep "
+                "their entries"
+                if resumable
+                else "the token and catalogue caches are emptied and off",
             )
             self._warned = True
 

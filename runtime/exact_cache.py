@@ -1,19 +1,35 @@
 """A bounded cache of answers read from the database, kept exact by a change stream
-(`runtime.changes`): the token cache (contract 7.7) and the bot catalogue (7.8).
+(`runtime.changes`): the token cache and the bot catalogue
+(docs/deployment.md#the-exact-caches-tokens-and-the-bot-catalogue).
 
 Each entry names the documents it was made of, a whole collection where any document of it
 may change the answer (a page of a list, which a new document can enter); a change to one of
 them removes the entry. The stream delivers a change after the write, so a miss that read the
 database while a change went by could store what that change made stale: each miss notes the
-cache's generation before it reads, and stores its answer only if no change reached the cache
-meanwhile. Nothing is served or stored while the stream is not live.
+cache's generation before it reads, and stores its answer only if none of the changes that
+reached the cache since names what the answer was made of. However long the read took, an
+answer is then exact when stored, and the stream removes it when it stops being so: a slow
+miss is kept as surely as a quick one, and the slowest answers are the ones most worth
+keeping. A change of something else, or the stream running late, refuses nothing.
+
+An entry is served only while the stream is live (every change written up to a moment ago
+has arrived), and an answer is stored only while a stream follows the collections (every
+later change will arrive).
+
+Under load, the database answers the stream late too, and each request the cache sends to
+the database makes it later: a cache that answered every lookup it could not prove fresh
+from the database would stay off for as long as the load lasted. So a lookup that finds its
+entry while the stream is behind waits, up to PATIENCE, for the stream's next proof, which
+costs the database one small command rather than a read; and a miss for an answer that
+another request is already reading waits, as long, for that read instead of repeating it.
+Neither wait holds a database permit.
 """
 
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from bson import ObjectId
 from cachetools import LRUCache
@@ -26,6 +42,35 @@ LOOKUPS = Counter(
     ["cache", "result"],
 )
 ANY = object()  # stands for every document of a collection, in a dependency
+# The latest changes a miss compares with what it read; a miss that outlasts this many
+# changes is not stored. Even a thousand changes a second leave a miss seconds to read.
+RECENT_CHANGES = 4096
+# How long a lookup waits for the stream's proof or for another request's read of its answer:
+# longer than either takes on a busy but healthy database; short enough that the threads it
+# holds leave a liveness probe answered within a second (runtime/admission.py).
+PATIENCE = 0.5
+
+
+class Stream(Protocol):
+    """What a cache asks of the change stream that keeps it exact."""
+
+    @property
+    def live(self) -> bool:
+        """Every change written up to a moment ago has reached the cache."""
+
+    @property
+    def following(self) -> bool:
+        """Every change written from now on will reach the cache."""
+
+    def wait_live(self, seconds: float) -> bool:
+        """Whether the stream is live, waiting up to `seconds` for it to become so."""
+
+
+class _NoStream:
+    live = following = False
+
+    def wait_live(self, seconds: float) -> bool:
+        return False
 
 
 def _exact(document_id):
@@ -65,9 +110,12 @@ class ExactCache:
         self._seconds = seconds
         self._entries = _Entries(max(size, 1), self._unindex)
         self._keys = defaultdict(set)  # dependency -> keys of the entries made of it
-        self._generation = 0
+        self._generation = 0  # changes and clears that reached the cache
+        self._recent = deque(maxlen=RECENT_CHANGES)  # (generation, collection, id) of changes
+        self._cleared = 0  # the generation of the last clear
+        self._reading: dict[Any, threading.Event] = {}  # key -> set when its read ends
         self._lock = threading.Lock()
-        self.live: Callable[[], bool] = lambda: False  # until a `ChangeFeed` follows it
+        self.stream: Stream = _NoStream()  # until a `ChangeFeed` follows the cache
 
     def get(self, key, load: Callable[[], Any], dependencies: Callable[[Any], Iterable] = None):
         """The cached answer for `key`, else `load()`'s, stored unless it is None.
@@ -77,47 +125,87 @@ class ExactCache:
         """
         if not self.enabled:
             return load()
-        if not self.live():
-            self._lookups["off"].inc()
-            return load()
-        with self._lock:
-            entry = self._entries.get(key)
-            generation = self._generation
-        if entry is not None and entry.expires > time.monotonic():
+        entry, generation, reading = self._find(key)
+        if entry is None and reading is not None and reading.wait(PATIENCE):
+            entry, generation, _ = self._find(key)
+        live = self.stream.live
+        if entry is not None and not live and self.stream.following:
+            live = self.stream.wait_live(PATIENCE)
+            entry, generation, _ = self._find(key)  # the changes the wait brought are in
+        if live and entry is not None:
             self._lookups["hit"].inc()
             return entry.value
-        self._lookups["miss"].inc()
-        value = load()
-        if value is not None:
-            made_of = ((name, ANY) for name in self.collections)
-            if dependencies is not None:
-                made_of = ((name, _exact(id_)) for name, id_ in dependencies(value))
-            self._store(key, _Entry(value, frozenset(made_of), self._expiry()), generation)
-        return value
+        self._lookups["miss" if live else "off"].inc()
+        return self._read(key, load, dependencies, generation)
+
+    def _find(self, key) -> tuple[_Entry | None, int, threading.Event | None]:
+        """The unexpired entry of `key`, the generation it is as of, and the end of a read
+        of it that is under way."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry.expires <= time.monotonic():
+                entry = None
+            return entry, self._generation, self._reading.get(key)
+
+    def _read(self, key, load, dependencies, generation: int):
+        done = threading.Event()
+        with self._lock:
+            first = self._reading.setdefault(key, done) is done
+        try:
+            value = load()
+            if value is not None:
+                made_of = ((name, ANY) for name in self.collections)
+                if dependencies is not None:
+                    made_of = ((name, _exact(id_)) for name, id_ in dependencies(value))
+                self._store(key, _Entry(value, frozenset(made_of), self._expiry()), generation)
+            return value
+        finally:
+            if first:
+                with self._lock:
+                    del self._reading[key]
+                done.set()
 
     def _expiry(self) -> float:
         return float("inf") if self._seconds is None else time.monotonic() + self._seconds
 
     def _store(self, key, entry: _Entry, generation: int) -> None:
+        """Unless a change since `generation`, when the answer's read began, may have made
+        it stale."""
         with self._lock:
-            if generation != self._generation or not self.live():
+            if not self.stream.following or self._changed_since(generation, entry.dependencies):
                 return
             self._drop(key)
             self._entries[key] = entry
             for dependency in entry.dependencies:
                 self._keys[dependency].add(key)
 
+    def _changed_since(self, generation: int, dependencies: frozenset) -> bool:
+        if generation == self._generation:
+            return False
+        oldest = self._recent[0][0] if self._recent else self._generation + 1
+        if generation < self._cleared or oldest > generation + 1:
+            return True  # emptied since, or changes since that are no longer listed
+        for changed_at, collection, document_id in reversed(self._recent):
+            if changed_at <= generation:
+                return False
+            if (collection, ANY) in dependencies or (collection, document_id) in dependencies:
+                return True  # as `changed` would remove it
+        return False
+
     def changed(self, collection: str, document_id) -> None:
         """The stream's news that a document of `collection` changed, was added or deleted."""
+        document_id = _exact(document_id)
         with self._lock:
             self._generation += 1
-            for dependency in {(collection, _exact(document_id)), (collection, ANY)}:
+            self._recent.append((self._generation, collection, document_id))
+            for dependency in {(collection, document_id), (collection, ANY)}:
                 for key in self._keys.pop(dependency, ()):
                     self._drop(key)
 
     def clear(self) -> None:
         with self._lock:
             self._generation += 1
+            self._cleared = self._generation
             self._entries.clear()
             self._keys.clear()
 

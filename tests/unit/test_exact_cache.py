@@ -1,15 +1,37 @@
-"""The exact cache's own rules, without a stream: what it stores, what a change removes, and
-when it answers from the database instead. tests/api/test_exact_caches.py proves it with one."""
+"""The exact cache's own rules, with a stand-in for its stream: what it stores, what a change
+removes, when it waits and when it answers from the database instead.
+tests/api/test_exact_caches.py proves it with a real stream."""
+
+import threading
+import time
 
 import pytest
 from bson import ObjectId
 
+from runtime import exact_cache
 from runtime.exact_cache import ExactCache
 
 
-def _cache(size=10, seconds=None, live=True) -> ExactCache:
+class Stream:
+    """Live and following as the test says; `proof_after` seconds into a wait, live."""
+
+    def __init__(self, live=True, following=True, proof_after: float | None = None):
+        self.live, self.following, self.proof_after = live, following, proof_after
+        self.waits = []
+
+    def wait_live(self, seconds: float) -> bool:
+        self.waits.append(seconds)
+        if self.proof_after is not None and self.proof_after <= seconds:
+            time.sleep(self.proof_after)
+            self.live = True
+        else:
+            time.sleep(seconds)
+        return self.live
+
+
+def _cache(size=10, seconds=None, live=True, following=True) -> ExactCache:
     cache = ExactCache("test", ("tokens", "users"), size, seconds)
-    cache.live = lambda: live
+    cache.stream = Stream(live, following)
     return cache
 
 
@@ -92,19 +114,130 @@ def test_an_answer_read_while_a_change_came_is_returned_but_not_kept():
     assert loads.keys == ["k"]
 
 
-def test_nothing_is_served_or_kept_while_the_stream_is_not_live():
-    live = [True]
+def test_an_answer_read_while_something_else_changed_is_kept():
+    """However long the read, only a change to what the answer was made of refuses it."""
     cache, loads = _cache(), Loads()
-    cache.live = lambda: live[0]
+    user, other = ObjectId(), ObjectId()
+    made_of = lambda _: [("users", user)]  # noqa: E731
+
+    def slow_read_while_another_user_changes():
+        for _ in range(100):
+            cache.changed("users", other)
+        cache.changed("tokens", user)
+        return loads.of("k")()
+
+    cache.get("k", slow_read_while_another_user_changes, made_of)
+    cache.get("k", loads.of("k"), made_of)
+    assert loads.keys == ["k"]
+
+
+def test_an_answer_read_while_more_changes_came_than_the_cache_lists_is_not_kept():
+    cache, loads = _cache(), Loads()
+
+    def read_through_many_changes():
+        for _ in range(exact_cache.RECENT_CHANGES + 1):
+            cache.changed("users", ObjectId())
+        return loads.of("k")()
+
+    cache.get("k", read_through_many_changes, lambda _: [("users", ObjectId())])
     cache.get("k", loads.of("k"))
-    live[0] = False
+    assert loads.keys == ["k", "k"]
+
+
+def test_an_answer_read_while_the_cache_was_emptied_is_not_kept():
+    cache, loads = _cache(), Loads()
+    cache.get("k", lambda: cache.clear() or loads.of("k")(), lambda _: [])
+    cache.get("k", loads.of("k"), lambda _: [])
+    assert loads.keys == ["k", "k"]
+
+
+def test_nothing_is_served_while_the_stream_is_not_live_but_answers_are_kept():
+    """The stream follows, but has not caught up: what is read now is exact, and is served
+    once the stream catches up."""
+    cache, loads = _cache(live=False), Loads()
+    cache.stream.wait_live = lambda seconds: False
+    cache.get("k", loads.of("k"))
+    cache.get("k", loads.of("k"))
+    cache.stream.live = True
+    cache.get("k", loads.of("k"))
+    assert loads.keys == ["k", "k"]
+
+
+def test_nothing_is_kept_while_no_stream_follows():
+    cache, loads = _cache(live=False, following=False), Loads()
+    cache.get("k", loads.of("k"))
+    cache.stream.live = cache.stream.following = True
+    cache.get("k", loads.of("k"))
+    assert loads.keys == ["k", "k"]
+    assert cache.stream.waits == [], "no stream to wait for"
+
+
+def test_an_entry_found_while_the_stream_is_behind_waits_for_its_next_proof():
+    """A proof costs the database less than a read, and the read would slow the stream."""
+    cache, loads = _cache(), Loads()
+    cache.get("k", loads.of("k"))
+    cache.stream = Stream(live=False, proof_after=0.05)
+
+    assert cache.get("k", loads.of("k")) == "answer"
+    assert loads.keys == ["k"]
+    assert cache.stream.waits == [exact_cache.PATIENCE]
+
+
+def test_an_entry_changed_while_waiting_for_the_proof_is_read_again():
+    cache, loads = _cache(), Loads()
+    cache.get("k", loads.of("k"))
+    cache.stream = Stream(live=False)
+    cache.stream.wait_live = lambda seconds: cache.changed("users", ObjectId()) or True
 
     cache.get("k", loads.of("k"))
-    cache.get("other", loads.of("other"))
-    live[0] = True
-    cache.get("other", loads.of("other"))
+    assert loads.keys == ["k", "k"]
 
-    assert loads.keys == ["k", "k", "other", "other"]
+
+def test_a_stream_that_stays_behind_past_the_patience_sends_the_lookup_to_the_database():
+    cache, loads = _cache(), Loads()
+    cache.get("k", loads.of("k"))
+    cache.stream = Stream(live=False, proof_after=exact_cache.PATIENCE + 1)
+
+    cache.get("k", loads.of("k"))
+    assert loads.keys == ["k", "k"]
+
+
+def _read_elsewhere(cache: ExactCache, loads: Loads, value: str):
+    """A miss of "k" in another thread, whose read has begun and ends once `release` is set."""
+    reading, release = threading.Event(), threading.Event()
+
+    def read():
+        reading.set()
+        release.wait(5)
+        return loads.of(value)()
+
+    thread = threading.Thread(target=cache.get, args=("k", read))
+    thread.start()
+    reading.wait(5)
+    return release, thread
+
+
+def test_concurrent_misses_of_one_answer_read_it_once():
+    cache, loads = _cache(), Loads()
+    release, other = _read_elsewhere(cache, loads, "k")
+    threading.Timer(0.1, release.set).start()
+
+    assert cache.get("k", loads.of("k")) == "answer"
+    other.join()
+    assert loads.keys == ["k"]
+
+
+def test_a_miss_waits_for_another_reads_answer_only_as_long_as_its_patience():
+    cache, loads = _cache(), Loads()
+    release, other = _read_elsewhere(cache, loads, "stalled")
+
+    started = time.monotonic()
+    cache.get("k", loads.of("k"))
+    waited = time.monotonic() - started
+    release.set()
+    other.join()
+    assert loads.keys == ["k", "stalled"]
+    assert exact_cache.PATIENCE <= waited < exact_cache.PATIENCE + 1
 
 
 def test_none_is_not_kept_so_what_is_created_later_is_found():
