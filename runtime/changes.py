@@ -46,6 +46,7 @@ from pymongo import ReadPreference
 from pymongo.database import Database
 from pymongo.errors import InvalidOperation, PyMongoError, ServerSelectionTimeoutError
 
+from runtime import admission
 from runtime.database import describe, unavailable
 from runtime.exact_cache import ExactCache, Stream
 
@@ -325,6 +326,8 @@ def init_app(app: Flask) -> None:
         ("bots", "services", "tags", "organizations"),
         app.config["CATALOGUE_CACHE_SIZE"],
     )
+    for cache in (tokens, catalogue):
+        cache.admit = admission.admit
     database = app.extensions["mongo"][app.config["MONGODB_DB"]]
     app.extensions["changes"] = ChangeFeed(database, [c for c in (tokens, catalogue) if c.enabled])
     app.extensions["token_cache"] = tokens

@@ -22,7 +22,7 @@ from the database would stay off for as long as the load lasted. So a lookup tha
 entry while the stream is behind waits, up to PATIENCE, for the stream's next proof, which
 costs the database one small command rather than a read; and a miss for an answer that
 another request is already reading waits, as long, for that read instead of repeating it.
-Neither wait holds a database permit.
+Each wait holds the request's database permit, as the read it saves would. A hit holds none.
 """
 
 import threading
@@ -116,6 +116,7 @@ class ExactCache:
         self._reading: dict[Any, threading.Event] = {}  # key -> set when its read ends
         self._lock = threading.Lock()
         self.stream: Stream = _NoStream()  # until a `ChangeFeed` follows the cache
+        self.admit: Callable[[], None] = lambda: None  # takes a database permit, or raises
 
     def get(self, key, load: Callable[[], Any], dependencies: Callable[[Any], Iterable] = None):
         """The cached answer for `key`, else `load()`'s, stored unless it is None.
@@ -126,17 +127,25 @@ class ExactCache:
         if not self.enabled:
             return load()
         entry, generation, reading = self._find(key)
-        if entry is None and reading is not None and reading.wait(PATIENCE):
+        if entry is None and reading is not None:
+            self._wait(reading.wait)
             entry, generation, _ = self._find(key)
         live = self.stream.live
         if entry is not None and not live and self.stream.following:
-            live = self.stream.wait_live(PATIENCE)
+            live = self._wait(self.stream.wait_live)
             entry, generation, _ = self._find(key)  # the changes the wait brought are in
         if live and entry is not None:
             self._lookups["hit"].inc()
             return entry.value
         self._lookups["miss" if live else "off"].inc()
         return self._read(key, load, dependencies, generation)
+
+    def _wait(self, until: Callable[[float], bool]) -> bool:
+        """Waiting for the database is database work: it first takes the request's permit,
+        as a read would (`admit`), so that waits never hold the thread a liveness probe
+        needs."""
+        self.admit()
+        return until(PATIENCE)
 
     def _find(self, key) -> tuple[_Entry | None, int, threading.Event | None]:
         """The unexpired entry of `key`, the generation it is as of, and the end of a read

@@ -440,3 +440,20 @@ def test_the_stream_and_what_the_caches_keep_read_the_primary_whatever_the_read_
     }
     streams = [command for command in commands if "$changeStream" in str(command.get("pipeline"))]
     assert streams and all("$readPreference" not in command for command in streams)
+
+
+def test_a_cached_answer_needs_no_database_permit(client, world, log):
+    """Admission control is for work that needs the database: with every permit held, the
+    warm bot endpoints still answer, and only the uncached one is refused."""
+    acme = world.organization("Acme")
+    token = world.token(user=world.user("Ada", organizations=[acme]))
+    world.bot("public-bot")
+    paths = ["/v1/bots/", "/v1/bots/public-bot/", f"/v1/organizations/{acme}/bots/"]
+    for path in paths:
+        _warm(client, path, token, log)
+    permits = client.application.extensions["database_permits"]
+    while permits.take():
+        pass
+
+    assert [client.get(path, headers=bearer(token)).status_code for path in paths] == [200] * 3
+    assert client.get("/v1/requests/", headers=bearer(token)).status_code == 503

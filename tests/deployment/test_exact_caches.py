@@ -1,11 +1,13 @@
 """The exact caches where processes and servers come and go (contract 7.7, 7.8): the bot
 catalogue in every worker of a gunicorn, a worker replaced, a worker stopping, a stream
-broken and resumed, a database restarted, and a standalone server with no streams at all.
+broken and resumed, a database restarted, a standalone server with no streams at all, and a
+database kept busy by uncached load.
 """
 
 import datetime as dt
 import os
 import signal
+import threading
 import time
 import uuid
 
@@ -262,3 +264,114 @@ def test_a_stream_resumes_after_the_database_restarts(monitored_app, fault_serve
 
     _kept_and_revoked(app, world, log, stop, lambda: None)
     assert _said(json_log, "Change stream open again")
+
+
+def _first_name(body: dict) -> str:
+    """The name of the bot, or of a page's first bot."""
+    return body["results"][0]["name"] if "results" in body else body["name"]
+
+
+class _Driver:
+    """Connections asking one path each without pause, each answer kept with when it was asked."""
+
+    def __init__(self, server: GunicornServer):
+        self._server = server
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.answers: dict[str, list[tuple[float, int, dict]]] = {}
+
+    def drive(self, name: str, path: str, token: str, connection) -> None:
+        answers = self.answers.setdefault(name, [])
+
+        def ask():
+            while not self._stop.is_set():
+                asked = time.monotonic()
+                status, _, body = self._server.request(
+                    "GET", path, bearer(token), connection=connection
+                )
+                answers.append((asked, status, body))
+
+        self._threads.append(threading.Thread(target=ask, daemon=True))
+        self._threads[-1].start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(30)
+
+
+def test_cached_endpoints_stay_cached_and_exact_while_uncached_load_keeps_the_database_busy(
+    module_gunicorns, open_connections, stored
+):
+    """Four connections read a heavy organization's requests without pause, four more ask
+    cached bot endpoints of a catalogue large enough that a miss is slow, and a bot on the
+    list's first page is renamed during the load. The stream's answers come late while the
+    engine serves the heavy reads: the caches stay on, after the rename too, and never serve
+    a stale answer. Answers asked before the write were in the caches, so none is refused;
+    what the rename made a miss may be (admission control, docs/deployment.md)."""
+    server = module_gunicorns(
+        {"METRICS_PORT": str(free_port()), "RATELIMIT_ENABLED": "false"}, threads=5
+    )
+    heavy, acme = stored.organization("Heavy"), stored.organization("Acme")
+    bot = stored.db.bots.find_one({"_id": stored.bot(f"aaa-{uuid.uuid4().hex[:6]}", name="Aaa")})
+    for n in range(12):
+        stored.bot(f"acme-{uuid.uuid4().hex[:6]}", organization=acme, is_public=n % 2 == 0)
+    stored.db.bots.insert_many(
+        {"slug": f"b-{uuid.uuid4().hex}", "name": f"B {n}", "isPublic": True} for n in range(2000)
+    )
+    stored.db.botrequests.insert_many(
+        {"bot": bot["_id"], "createdBy": None, "organization": heavy, "inputs": {"n": n},
+         "createdAt": dt.datetime(2026, 1, 1) + dt.timedelta(minutes=n)}
+        for n in range(1600)
+    )  # fmt: skip
+    reader = stored.token(user=stored.user("Ada", organizations=[acme]))
+    page_one = "/v1/bots/?limit=10&page=1&sortBy=name:asc"
+    cached = {
+        "list": page_one,
+        "list, again": page_one,
+        "slug": f"/v1/bots/{bot['slug']}/",
+        "organization": f"/v1/organizations/{acme}/bots/",
+    }
+    # Two of each kind on each worker, so that neither worker's permits are all the heavy
+    # load's: one connection per worker at a time, `open_connections` as the other tests do.
+    heavy_connections = open_connections(server) + open_connections(server)
+    cached_connections = open_connections(server) + open_connections(server)
+    load = _Driver(server)
+    heavy_token = stored.token(organization=heavy)
+    for connection in heavy_connections:
+        load.drive("heavy", f"/v1/organizations/{heavy}/requests/", heavy_token, connection)
+    for (name, path), connection in zip(cached.items(), cached_connections, strict=True):
+        load.drive(name, path, reader, connection)
+
+    def first_answers() -> bool:
+        return all(any(status == 200 for _, status, _ in load.answers[name]) for name in cached)
+
+    try:
+        wait_until(first_answers, "every cached connection had its first answer", 30)
+        warm = time.monotonic()
+        before = {result: lookups(server, "catalogue", result) for result in ("hit", "miss", "off")}
+        time.sleep(3)
+        writing = time.monotonic()
+        stored.db.bots.update_one({"_id": bot["_id"]}, {"$set": {"name": "Aab"}})
+        renamed = time.monotonic()
+        time.sleep(3)
+    finally:
+        load.stop()
+    after = {result: lookups(server, "catalogue", result) for result in before}
+
+    counted = {result: after[result] - before[result] for result in after}
+    assert counted["hit"] >= 0.95 * sum(counted.values()), counted
+    cached_answers = [(name, *answer) for name in cached for answer in load.answers[name]]
+    refused = [
+        name
+        for name, asked, status, _ in cached_answers
+        if warm <= asked < writing and status != 200
+    ]
+    assert refused == [], "an answer in the cache was refused"
+    late = {
+        (status, _first_name(body) if status == 200 else None)
+        for name, asked, status, body in cached_answers
+        if asked >= renamed + 1 and name != "organization"
+    }
+    assert late == {(200, "Aab")}, "a second after the write, never a stale answer"
+    assert {status for _, status, _ in load.answers["heavy"]} & {200}, "the heavy load ran"

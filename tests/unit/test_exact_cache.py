@@ -202,6 +202,35 @@ def test_a_stream_that_stays_behind_past_the_patience_sends_the_lookup_to_the_da
     assert loads.keys == ["k", "k"]
 
 
+def test_a_wait_holds_a_database_permit_and_a_hit_none():
+    """As the read it saves would: waits never take the thread a liveness probe needs."""
+    cache, loads, admitted = _cache(), Loads(), []
+    cache.admit = lambda: admitted.append("permit")
+    cache.get("k", loads.of("k"))
+    cache.get("k", loads.of("k"))
+    assert admitted == []
+
+    cache.stream = Stream(live=False, proof_after=0.01)
+    cache.get("k", loads.of("k"))
+    assert admitted == ["permit"]
+
+
+def test_with_no_permit_free_a_lookup_does_not_wait():
+    class Busy(Exception):
+        pass
+
+    def refuse():
+        raise Busy
+
+    cache, loads = _cache(), Loads()
+    cache.get("k", loads.of("k"))
+    cache.stream, cache.admit = Stream(live=False, proof_after=0.01), refuse
+
+    with pytest.raises(Busy):
+        cache.get("k", loads.of("k"))
+    assert cache.stream.waits == []
+
+
 def _read_elsewhere(cache: ExactCache, loads: Loads, value: str):
     """A miss of "k" in another thread, whose read has begun and ends once `release` is set."""
     reading, release = threading.Event(), threading.Event()
