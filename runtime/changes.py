@@ -3,8 +3,8 @@
 
 A cache may serve an entry only while the stream is *live*: while every change written more
 than FRESH_SECONDS ago is known to have reached the caches, so that a write reaches every
-worker's answers within the second docs/api.md promises. The stream proves it in two ways,
-neither of which asks how quickly the server answered:
+worker's answers within the second that docs/api.md#callers promises. The stream proves it
+in two ways, neither of which asks how quickly the server answered:
 
 - an empty answer to a getMore sent at time t says that every change written before t has
   arrived, however late that answer comes back: a slow answer proves as much as a quick
@@ -16,9 +16,10 @@ neither of which asks how quickly the server answered:
 
 A stream that stalls, falls behind or breaks therefore turns the caches off within
 FRESH_SECONDS of the last proof, and never serves a stale entry; its entries stay, exact,
-since every change since is still to be replayed to them. The stream's commands are held to
-STREAM_TIMEOUT_SECONDS, never to a request's deadline: a timeout, a lost connection or a
-restart resumes from the last resume token, and the caches come back with the next proof.
+since every change since is still to be replayed to them. The stream runs on a client of its
+own, held to STREAM_TIMEOUT_MS (`runtime.database`), never to a request's deadline: a
+timeout, a lost connection or a restart resumes from the last resume token, and the caches
+come back with the next proof.
 Where it cannot resume (the server no longer holds that history) or a fresh stream is opened,
 the caches are emptied first. Where no stream can be opened at all (a standalone server), the
 caches stay off and one warning says so; the stream is tried again, less and less often.
@@ -39,7 +40,6 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Protocol
 
-import pymongo
 from flask import Flask
 from prometheus_client import Counter
 from pymongo import ReadPreference
@@ -54,10 +54,6 @@ AWAIT_SECONDS = 0.25  # how long an idle getMore waits for a change
 # How long a proof keeps the caches on: the promised second, less room for the answer to
 # reach its caller.
 FRESH_SECONDS = 0.9
-# The stream's own bound on one answer, whatever MONGODB_TIMEOUT_MS gives a request: an
-# answer later than FRESH_SECONDS keeps nothing on, but still brings the changes it holds,
-# and cutting it would only ask a busy server to open the stream again.
-STREAM_TIMEOUT_SECONDS = 10.0
 RETRY_SECONDS = (0.5, 30.0)  # the first wait before reopening a stream, and the longest
 LOGGED_OFF_SECONDS = 1.0  # a period off at least this long is logged when it ends
 _DOCUMENT_CHANGES = {"insert", "update", "replace", "delete"}
@@ -216,24 +212,24 @@ class ChangeFeed:
         ]  # fmt: skip
         self._opened = False
         # The stream's own session: its cluster time is that of the stream's last answer.
-        with self._database.client.start_session(causal_consistency=False) as session:
-            with pymongo.timeout(STREAM_TIMEOUT_SECONDS):
-                stream = self._database.watch(
-                    pipeline,
-                    resume_after=self._resume_token,
-                    max_await_time_ms=int(AWAIT_SECONDS * 1000),
-                    session=session,
-                )
-            with stream:
-                self._opened = True
-                if self._resume_token is None:
-                    self._clear()
-                self._following = True
-                self._off.reason = "lagging"
-                if self._warned:
-                    log.info("Change stream open again: the token and catalogue caches follow it.")
-                    self._warned = False
-                self._read(stream, session)
+        with (
+            self._database.client.start_session(causal_consistency=False) as session,
+            self._database.watch(
+                pipeline,
+                resume_after=self._resume_token,
+                max_await_time_ms=int(AWAIT_SECONDS * 1000),
+                session=session,
+            ) as stream,
+        ):
+            self._opened = True
+            if self._resume_token is None:
+                self._clear()
+            self._following = True
+            self._off.reason = "lagging"
+            if self._warned:
+                log.info("Change stream open again: the token and catalogue caches follow it.")
+                self._warned = False
+            self._read(stream, session)
         self._off.reason = "resuming" if self._resume_token is not None else "opening"
 
     def _read(self, stream, session) -> None:
@@ -242,8 +238,7 @@ class ChangeFeed:
         unproven: deque[tuple[float, object]] = deque()
         while stream.alive and not self._stopping.is_set():
             asked, known = time.monotonic(), session.cluster_time
-            with pymongo.timeout(STREAM_TIMEOUT_SECONDS):
-                change = stream.try_next()
+            change = stream.try_next()
             self._off.count(self._fresh_until)
             if change is None:
                 if stream.alive:  # an empty answer, not a cursor the server closed
@@ -281,8 +276,8 @@ class ChangeFeed:
             subscriber.clear()
 
     def _slow(self, reason: str) -> None:
-        """The server answered nothing within STREAM_TIMEOUT_SECONDS: a busy server, which
-        the stream resumes on, not a broken stream."""
+        """The server answered nothing within STREAM_TIMEOUT_MS: a busy server, which the
+        stream resumes on, not a broken stream."""
         self._off.count(self._fresh_until)
         self._off.reason = "resuming"
         log.info(
@@ -328,7 +323,7 @@ def init_app(app: Flask) -> None:
     )
     for cache in (tokens, catalogue):
         cache.admit = admission.admit
-    database = app.extensions["mongo"][app.config["MONGODB_DB"]]
+    database = app.extensions["mongo_stream"][app.config["MONGODB_DB"]]
     app.extensions["changes"] = ChangeFeed(database, [c for c in (tokens, catalogue) if c.enabled])
     app.extensions["token_cache"] = tokens
     app.extensions["catalogue_cache"] = catalogue

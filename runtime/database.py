@@ -1,7 +1,8 @@
 """One MongoClient per process, kept on the app; requests borrow its database, each
 holding one of its worker's permits while it does (`runtime.admission`).
 
-The command line gets a second client, whose commands are not held to the request timeout.
+The command line gets a second client, whose commands are not held to the request timeout,
+and so does the change stream (`runtime.changes`).
 What counts as the database being unavailable, rather than refusing what was asked, is
 decided here too (`unavailable`), and how a database error is told in one line (`describe`).
 """
@@ -30,6 +31,10 @@ _TRANSIENT_CODES = {
     9001: "SocketException",
 }
 _AUTHENTICATION_FAILED = 18
+# How long the change stream waits for one answer, whatever MONGODB_TIMEOUT_MS gives a
+# request: a busy server's late answer still brings its changes, and cutting it would only
+# ask that server to open the stream again.
+STREAM_TIMEOUT_MS = 10_000
 
 
 def _client(uri: str, **timeouts) -> MongoClient:
@@ -61,7 +66,14 @@ def _client(uri: str, **timeouts) -> MongoClient:
 
 def init_app(app: Flask, client: MongoClient | None = None) -> None:
     """Attach a client; tests hand in their own (mongomock or a test server), which then
-    serves the command line too."""
+    serves the command line and the change stream too.
+
+    The change stream's client finds the server and connects as a request's does, but waits
+    STREAM_TIMEOUT_MS for an answer, and reads the primary (`get_primary_db`). It is a
+    client of its own rather than an operation timeout on the request's client: under an
+    operation timeout the driver retries a lost connection until the timeout runs out, so a
+    cut stream would be reported only that much later.
+    """
     if client is None:
         timeout_ms = app.config["MONGODB_TIMEOUT_MS"]
         client = _client(
@@ -71,9 +83,16 @@ def init_app(app: Flask, client: MongoClient | None = None) -> None:
             socketTimeoutMS=timeout_ms,
             readPreference=app.config["MONGODB_READ_PREFERENCE"],
         )
+        app.extensions["mongo_stream"] = _client(
+            app.config["MONGODB_URI"],
+            serverSelectionTimeoutMS=timeout_ms,
+            connectTimeoutMS=timeout_ms,
+            socketTimeoutMS=STREAM_TIMEOUT_MS,
+            readPreference="primary",
+        )
         app.extensions["mongo_admin"] = None
     else:
-        app.extensions["mongo_admin"] = client
+        app.extensions["mongo_admin"] = app.extensions["mongo_stream"] = client
     app.extensions["mongo"] = client
 
 

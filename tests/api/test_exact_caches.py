@@ -457,3 +457,40 @@ def test_a_cached_answer_needs_no_database_permit(client, world, log):
 
     assert [client.get(path, headers=bearer(token)).status_code for path in paths] == [200] * 3
     assert client.get("/v1/requests/", headers=bearer(token)).status_code == 503
+
+
+def test_writes_that_never_pause_keep_the_caches_on_and_exact(client, world, wire_db, log):
+    """Another system updates users every few milliseconds; the stream's answers are never
+    empty, yet the caches stay on, and a rename written in the middle still shows within a
+    second."""
+    token = world.token(user=world.user("Ada"))
+    world.bot("shown", name="Shown")
+    others = [world.user(f"Other {n}") for n in range(5)]
+    _warm(client, "/v1/bots/shown/", token, log)
+    writing = threading.Event()
+
+    def write_without_pause():
+        n = 0
+        while not writing.is_set():
+            wire_db.users.update_one({"_id": others[n % 5]}, {"$set": {"seen": n}})
+            n += 1
+            time.sleep(0.01)
+
+    writer = threading.Thread(target=write_without_pause)
+    writer.start()
+    try:
+        time.sleep(1)
+        log.take()
+        answers = [client.get("/v1/bots/shown/", headers=bearer(token)) for _ in range(50)]
+        served = _reads(log)
+        wire_db.bots.update_one({"slug": "shown"}, {"$set": {"name": "Renamed"}})
+        _within_a_second(
+            lambda: (
+                client.get("/v1/bots/shown/", headers=bearer(token)).get_json()["name"] == "Renamed"
+            )
+        )
+    finally:
+        writing.set()
+        writer.join()
+    assert [answer.status_code for answer in answers] == [200] * 50
+    assert served == [], "every answer came from the caches"
