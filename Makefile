@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install run serve db test test-fast lint format clean bench bench-scale bench-load soak wrk
+.PHONY: install run serve db test test-fast lint format clean bench bench-scale bench-load bench-caches soak wrk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ wrk:
 # Page-1 and deep-page latency as the requests grow (BENCH_SIZES, default 20000,200000).
 bench-scale: $(STAMP)
 	$(BIN)/python -m bench.scale
+
+# How soon the catalogue cache serves a slow list after a start and a rename (bench/caches.py).
+bench-caches: $(STAMP)
+	$(BIN)/python -m bench.caches
 
 # How long `flask db load` takes on an export of BENCH_DOCUMENTS (50000), then `db init`.
 bench-load: $(STAMP)

@@ -10,7 +10,10 @@ it unless its worker's token cache holds the caller (on by default, kept exact b
 stream). Then
 the rows that the token and catalogue caches serve (bot rows, and two quick request rows for
 the token cache alone) once more, with both caches off; and each bot row's answer served by
-Eve over the same data (bench/eve.py), the anchor the bot rows are held to. Then the cost of
+Eve over the same data (bench/eve.py), the anchor the bot rows are held to. One bot row,
+"bots list under load", is measured on every side while BUSY_CONNECTIONS read an
+organization's requests from the service without pause: uncached work that keeps the
+database busy, under which the caches must stay on. Then the cost of
 serializing a page of 100 bot requests, and exports of the heavy organization's last 30 and
 365 days against one pymongo cursor over the same requests (bench/exports.py).
 Results go to bench/results/latest.json (bench/results/partial.json with BENCH_ONLY).
@@ -70,8 +73,9 @@ DATASET_VERSION = 2
 SLOW = 0.25  # seconds: an endpoint slower than this alone is driven by one connection
 # Measured again with the caches off: every bot row, and two quick rows of the token cache.
 CACHED_ROWS = ("bots list", "bots by name", "bots by tags", "bots by service", "bot by slug",
-               "user's requests", "one request")  # fmt: skip
+               "user's requests", "one request", "bots list under load")  # fmt: skip
 CACHES_OFF = {"TOKEN_CACHE_SECONDS": "0", "CATALOGUE_CACHE_SIZE": "0"}
+BUSY_CONNECTIONS = 4
 
 
 @dataclass
@@ -81,6 +85,10 @@ class Endpoint:
     token: str
     floor: Callable[[], object]
     eve: str | None = None  # the same answer's URL on the Eve anchor (bench/eve.py)
+    # (path, token) that BUSY_CONNECTIONS ask of the service without pause while this row is
+    # measured, on every server and on its floor alike: uncached work that keeps the database
+    # busy, under which the exact caches must stay on (docs/performance.md#under-load).
+    busy: tuple[str, str] | None = None
 
 
 def env_number(name: str, default: float) -> float:
@@ -100,6 +108,17 @@ def prepare(db, scale: dataset.Scale) -> float:
     return time.perf_counter() - started
 
 
+def data_set(stack: contextlib.ExitStack, scale: dataset.Scale):
+    """(URI, database) of the data set at `scale`, prepared: in MONGODB_URI's server, else in
+    the embedded database, started here and stopped with `stack`."""
+    uri = os.environ.get("MONGODB_URI") or stack.enter_context(servers.embedded_database(VAR))
+    client = pymongo.MongoClient(uri, datetime_conversion="DATETIME_AUTO")
+    stack.callback(client.close)
+    db = client[f"bench_{scale.requests}"]
+    prepare(db, scale)
+    return uri, db
+
+
 def caller(db, token: str):
     document = TokenRepository(db).find(hash_token(token))
     return caller_for(document, dataset.START + dataset.SPAN)
@@ -110,6 +129,7 @@ def endpoints(db) -> list[Endpoint]:
     user_token = dataset.user_token(0)
     user = caller(db, user_token)
     typical, heavy = dataset.object_id(1, 1), dataset.object_id(1, 0)
+    typical_requests = f"/v1/organizations/{typical}/requests/"
     bots, requests = BotRepository(db), BotRequestRepository(db)
     tag = db.tags.find_one(sort=[("_id", 1)])["_id"]
     public_bot = db.bots.find_one({"isPublic": True}, sort=[("_id", 1)])["slug"]
@@ -155,10 +175,12 @@ def endpoints(db) -> list[Endpoint]:
                  anchor["bot by slug"]),
         Endpoint("user's requests", "/v1/requests/", user_token,
                  lambda: requests.find_page(mine, newest)),
-        Endpoint("organization's requests", f"/v1/organizations/{typical}/requests/",
-                 dataset.organization_token(1),
+        Endpoint("organization's requests", typical_requests, dataset.organization_token(1),
                  lambda: requests.find_page(policy.organization(
                      caller(db, dataset.organization_token(1)), typical), newest)),
+        Endpoint("bots list under load", "/v1/bots/", user_token,
+                 lambda: bots.find_page(visible_bots, by_name), anchor["bots list"],
+                 busy=(typical_requests, dataset.organization_token(1))),
         Endpoint("one request", f"/v1/requests/{one_request}/", user_token,
                  lambda: requests.get(mine, one_request, newest.reads)),
         Endpoint("deep page (5000)", f"/v1/organizations/{heavy}/requests/?page=5000",
@@ -246,6 +268,28 @@ def probe(base: str, endpoint: Endpoint) -> float:
     return timings[-1]
 
 
+@contextlib.contextmanager
+def busy(base: str, endpoint: Endpoint):
+    """While the block runs, BUSY_CONNECTIONS ask `endpoint.busy` of the service at `base`
+    without pause (a second `wrk`), if the row has such a load."""
+    if endpoint.busy is None:
+        yield
+        return
+    path, token = endpoint.busy
+    process = subprocess.Popen(
+        ["wrk", "-t1", f"-c{BUSY_CONNECTIONS}", "-d1h", "--timeout", "60s",
+         "-s", str(servers.ROOT / "bench" / "report.lua"), base + path],
+        env={**os.environ, "BENCH_TOKEN": token},
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        time.sleep(1)  # every connection has a request under way
+        yield
+    finally:
+        process.terminate()
+        process.wait()
+
+
 def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
     """`wrk` on one URL; requests/s, p50 and p99 in milliseconds."""
     output = subprocess.run(
@@ -264,20 +308,28 @@ def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
     }
 
 
-def measure_caches_off(base: str, endpoint: Endpoint, rows: list, seconds, connections) -> None:
-    """The row of `endpoint` gets its figures with both caches off, and on against off."""
+def measure_caches_off(
+    base: str, service: str, endpoint: Endpoint, rows: list, seconds, connections
+) -> None:
+    """The row of `endpoint` gets its figures with both caches off, and on against off; a
+    row's busy load is asked of the `service`, as when it was measured there."""
     row = _row(rows, endpoint)
-    row["caches_off"] = _again(base, endpoint, "caches off", seconds, connections)
+    with busy(service, endpoint):
+        row["caches_off"] = _again(base, endpoint, "caches off", seconds, connections)
     row["ratio_caches_on_off"] = _rate(row["http"]) / _rate(row["caches_off"])
     print(f" caches on / off {row['ratio_caches_on_off']:.2f}", flush=True)
 
 
-def measure_eve(base: str, endpoint: Endpoint, rows: list, seconds, connections) -> None:
+def measure_eve(
+    base: str, service: str, endpoint: Endpoint, rows: list, seconds, connections
+) -> None:
     """The row of `endpoint` gets Eve's figures for the same answer, and the service's rate
-    (caches on, and off) against Eve's."""
+    (caches on, and off) against Eve's; a row's busy load is asked of the `service`."""
     row = _row(rows, endpoint)
     at_eve = replace(endpoint, path=endpoint.eve)
-    row["eve"] = {**_again(base, at_eve, "Eve", seconds, connections), "path": endpoint.eve}
+    with busy(service, endpoint):
+        eve_figures = _again(base, at_eve, "Eve", seconds, connections)
+    row["eve"] = {**eve_figures, "path": endpoint.eve}
     row["ratio_eve"] = _rate(row["http"]) / _rate(row["eve"])
     if "caches_off" in row:
         row["ratio_eve_caches_off"] = _rate(row["caches_off"]) / _rate(row["eve"])
@@ -420,11 +472,13 @@ def main() -> None:
         )  # fmt: skip
         rows = []
         for endpoint in kinds:
-            http, clients, duration, latency = drive(
-                base, endpoint, endpoint.name, seconds, connections
-            )
+            with busy(base, endpoint):
+                http, clients, duration, latency = drive(
+                    base, endpoint, endpoint.name, seconds, connections
+                )
             time.sleep(latency * clients)
-            direct = floor(endpoint.floor, duration, clients)
+            with busy(base, endpoint):
+                direct = floor(endpoint.floor, duration, clients)
             row = {"endpoint": endpoint.name, "path": endpoint.path, "connections": clients,
                    "seconds": duration, "http": http, "floor": direct}  # fmt: skip
             row["ratio_requests_per_s"] = http["requests_per_s"] / direct["requests_per_s"]
@@ -443,7 +497,7 @@ def main() -> None:
                 uri, db.name, gunicorn_settings, probe_off, log_off, env=CACHES_OFF
             ) as off:
                 for endpoint in uncached:
-                    measure_caches_off(off, endpoint, rows, seconds, connections)
+                    measure_caches_off(off, base, endpoint, rows, seconds, connections)
         anchored = [endpoint for endpoint in kinds if endpoint.eve]
         if anchored:
             probe_eve = (anchored[0].eve, anchored[0].token)
@@ -456,7 +510,7 @@ def main() -> None:
                 app="bench.eve:create_app()",
             ) as anchor:
                 for endpoint in anchored:
-                    measure_eve(anchor, endpoint, rows, seconds, connections)
+                    measure_eve(anchor, base, endpoint, rows, seconds, connections)
         measured = not only or "export" in only
         export_rows = [exports.measure(base, db, days) for days in (30, 365)] if measured else []
         for row in export_rows:

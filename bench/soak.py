@@ -17,10 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-import pymongo
-
 from bench import dataset, servers
-from bench.run import RESULTS, VAR, endpoints, env_number, machine, prepare
+from bench.run import RESULTS, VAR, data_set, endpoints, env_number, machine
 
 MAX_GROWTH = 0.10
 SLOW_ENDPOINTS = {"deep page (5000)"}
@@ -60,11 +58,7 @@ def main() -> int:
     log = VAR / "soak-gunicorn.log"
 
     with contextlib.ExitStack() as stack:
-        uri = os.environ.get("MONGODB_URI") or stack.enter_context(servers.embedded_database(VAR))
-        client = pymongo.MongoClient(uri, datetime_conversion="DATETIME_AUTO")
-        stack.callback(client.close)
-        db = client[f"bench_{scale.requests}"]
-        prepare(db, scale)
+        uri, db = data_set(stack, scale)
         mix = [e for e in endpoints(db) if e.name not in SLOW_ENDPOINTS]
         plan = VAR / "soak-plan.txt"
         plan.write_text("".join(f"{e.token} {e.path}\n" for e in mix))
