@@ -16,13 +16,14 @@ in two ways, neither of which asks how quickly the server answered:
 
 A stream that stalls, falls behind or breaks therefore turns the caches off within
 FRESH_SECONDS of the last proof, and never serves a stale entry; its entries stay, exact,
-since every change since is still to be replayed to them. The stream runs on a client of its
-own, held to STREAM_TIMEOUT_MS (`runtime.database`), never to a request's deadline: a
-timeout, a lost connection or a restart resumes from the last resume token, and the caches
-come back with the next proof.
-Where it cannot resume (the server no longer holds that history) or a fresh stream is opened,
-the caches are emptied first. Where no stream can be opened at all (a standalone server), the
-caches stay off and one warning says so; the stream is tried again, less and less often.
+since every change since is still to be replayed to them.
+
+The stream runs on a client of its own, held to STREAM_TIMEOUT_MS (`runtime.database`), never
+to a request's deadline: a timeout, a lost connection or a restart resumes from the last
+resume token, and the caches come back with the next proof. Where it cannot resume (the
+server no longer holds that history) or a fresh stream is opened, the caches are emptied
+first. Where no stream can be opened at all (a standalone server), the caches stay off and
+one warning says so; the stream is tried again, less and less often.
 
 How long the caches were off, and why, is counted on the metrics port, and a period off of a
 second or more is logged when it ends.
