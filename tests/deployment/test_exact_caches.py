@@ -21,6 +21,7 @@ from tests.api.test_round_trips import CommandLog
 from tests.conftest import wait_until
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
+from tests.support.metrics import scrape
 from tests.support.wire_server import WireServer, free_port
 from tests.support.workers import (
     cached_in_every_worker,
@@ -180,6 +181,26 @@ def test_on_a_standalone_server_the_caches_are_off_and_say_so_once(standalone, o
         log = server.log()
     assert log.count(WARNING) == 2, "one line for each worker"
     assert "only supported on replica sets" in log
+
+
+def test_the_metrics_port_says_how_long_and_why_the_caches_were_off(standalone, open_connections):
+    """Summed over the workers: off from the start (`opening`), and since each worker's first
+    try, for want of a stream (`unavailable`), counted as it goes on."""
+    name = f"standalone_{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    settings = {"MONGODB_URI": standalone.uri, "MONGODB_DB": name, "METRICS_PORT": str(port)}
+    with GunicornServer(settings) as server, pymongo.MongoClient(standalone.uri) as client:
+        world = World(client[name])
+        token = world.token(user=world.user("Ada"))
+        every_worker(server, open_connections(server), "/v1/bots/", token)
+
+        def off(sample: str, reason: str) -> float:
+            labels = (("reason", reason),)
+            return scrape(port)[f"botcatalogue_cache_off_{sample}_total", labels]
+
+        wait_until(lambda: off("seconds", "unavailable") >= 2, "2 worker-seconds counted", 10)
+        assert off("periods", "opening") == 2, "one period for each worker, begun at its start"
+        assert off("periods", "unavailable") == 0, "and still under way"
 
 
 @pytest.fixture
