@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install run serve db test test-fast lint format clean bench bench-scale bench-load bench-caches soak wrk
+.PHONY: install run serve db reset-db test test-fast lint format clean bench bench-scale bench-load \
+	bench-caches soak wrk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,14 +35,18 @@ serve: $(STAMP)
 db: $(STAMP)
 	$(BIN)/python scripts/run.py db
 
+# The embedded database's data and its demo tokens, nothing else (not .venv, as `make clean`).
+reset-db: $(STAMP)
+	$(BIN)/python scripts/run.py reset-db
+
 test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4
 
 # The inner loop: unit and API tests on mongomock only; no server, gunicorn or browser.
-test-fast: $(STAMP) $(NODE_STAMP)
+test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests/unit tests/integration tests/api -m "not wire and not browser"
 
-# Load test over generated data (docs/performance.md); installs wrk with apt-get when missing.
+# Load test over generated data (docs/performance.md); needs wrk, and says how to install it.
 bench: $(STAMP) wrk
 	$(BIN)/python -m bench.run
 
@@ -50,9 +55,7 @@ soak: $(STAMP) wrk
 	$(BIN)/python -m bench.soak
 
 wrk:
-	@command -v wrk >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -q wrk \
-		|| (apt-get update -q && apt-get install -y -q wrk)
-	@command -v wrk >/dev/null || { echo "needs wrk (Debian: apt-get install wrk)"; exit 1; }
+	@command -v wrk >/dev/null || { echo "needs wrk: apt-get install wrk (Debian, as root)"; exit 1; }
 
 # Page-1 and deep-page latency as the requests grow (BENCH_SIZES, default 20000,200000).
 bench-scale: $(STAMP)

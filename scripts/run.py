@@ -10,6 +10,7 @@ is reused and left running. Ctrl-C stops what this script started, the app first
 
 import argparse
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -213,9 +214,22 @@ def run(mode: str) -> None:
             database.stop()
 
 
+def reset_db() -> None:
+    """`make reset-db`: the embedded database's data, and the demo tokens that name it, go;
+    everything else in var/ and the installed tools stay. Refused while the database runs."""
+    pid = LocalDatabase(integer(os.environ, "EMBEDDED_DB_PORT", 27018)).running_pid()
+    if pid is not None:
+        raise Stop(f"The embedded database runs (pid {pid}); stop it first, then reset it.")
+    removed = [path for path in (DATA, TOKENS_FILE) if path.exists()]
+    for path in removed:
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    shown = ", ".join(f"var/{path.relative_to(VAR)}" for path in removed) or "nothing"
+    print(f"Removed {shown}; `make run` starts on an empty database and seeds the demo data.")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["dev", "serve", "db"])
+    parser.add_argument("mode", choices=["dev", "serve", "db", "reset-db"])
     mode = parser.parse_args().mode
     # The .env that `flask` reads too (.env.example): found from the working folder up, and
     # never over the environment; the app and gunicorn inherit it from here. Flask's own
@@ -227,7 +241,7 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        run(mode)
+        reset_db() if mode == "reset-db" else run(mode)
     except Stop as problem:
         print(f"\n{problem}", file=sys.stderr)
         return 1

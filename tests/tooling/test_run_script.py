@@ -73,3 +73,25 @@ def test_starts_reuses_and_stops_the_embedded_database(run_script):
         assert again.start_or_reuse() is False, "the data of the first start is reused"
     finally:
         again.stop()
+
+
+def test_reset_db_removes_the_data_and_its_demo_tokens_and_nothing_else(run_script, monkeypatch):
+    monkeypatch.setattr(run_script, "TOKENS_FILE", run_script.VAR / "demo-tokens.txt")
+    run_script.DATA.mkdir(parents=True)
+    (run_script.DATA / "collection.wt").write_text("data")
+    run_script.TOKENS_FILE.write_text("member bcs_x\n")
+    run_script.LOG_FILE.write_text("a log\n")
+
+    run_script.reset_db()
+
+    assert not run_script.DATA.exists() and not run_script.TOKENS_FILE.exists()
+    assert run_script.LOG_FILE.read_text() == "a log\n"
+
+
+def test_reset_db_is_refused_while_the_database_runs(run_script, monkeypatch):
+    monkeypatch.setattr(run_script.LocalDatabase, "running_pid", lambda self: 4242)
+    run_script.DATA.mkdir(parents=True)
+
+    with pytest.raises(run_script.Stop, match="runs \\(pid 4242\\); stop it first"):
+        run_script.reset_db()
+    assert run_script.DATA.exists()
