@@ -46,8 +46,8 @@ ANY = object()  # stands for every document of a collection, in a dependency
 # changes is not stored. Even a thousand changes a second leave a miss seconds to read.
 RECENT_CHANGES = 4096
 # How long a lookup waits for the stream's proof or for another request's read of its answer:
-# longer than either takes on a busy but healthy database; short enough that the threads it
-# holds leave a liveness probe answered within a second (runtime/admission.py).
+# longer than either takes on a busy but healthy database, and no longer than a request waits
+# for a permit (runtime/admission.py), since the wait holds one.
 PATIENCE = 0.5
 
 
