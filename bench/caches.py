@@ -2,14 +2,14 @@
 right after the server starts and right after a rename, with connections asking it without
 pause (docs/performance.md#after-a-start-and-after-a-rename).
 
-For each count in BENCH_CLIENTS (default 2,4), a fresh gunicorn (bench/servers.py's
-settings, with a thread more than connections as `make bench` gives it, metrics on) serves
-the benchmark's data set (BENCH_SCALE, BENCH_REQUESTS as `make bench`); that many
-connections ask the bot list's page 1 sorted by name from its start; at RENAME_SECONDS (6) a
-bot of that page is renamed, and put back afterwards. The share of answers that the
-catalogue cache served (its hits on the metrics port, against every answer, refusals
-included), from 3 s after the start to the rename, and from 3 s after the rename to the end
-(BENCH_SECONDS, 12). Results go to bench/results/caches.json.
+For each count in BENCH_CLIENTS (default 2,4), a fresh gunicorn (`servers.settings_for`
+that many connections, as `make bench` runs it, metrics on) serves the benchmark's data set
+(BENCH_SCALE, BENCH_REQUESTS as `make bench`); that many connections ask the bot list's page
+1 sorted by name from its start; at RENAME_SECONDS (6) a bot of that page is renamed, and
+put back afterwards. The share of answers that the catalogue cache served (its hits on the
+metrics port, against every answer, refusals included), from 3 s after the start to the
+rename, and from 3 s after the rename to the end (BENCH_SECONDS, 12). Results go to
+bench/results/caches.json.
 """
 
 import contextlib
@@ -73,10 +73,7 @@ def run(uri: str, db, clients: int, seconds: float, rename_at: float) -> dict:
     port = free_port()
     stop, answers = threading.Event(), []
     bot = db.bots.find_one({"isPublic": True}, sort=[("name", 1)])
-    settings = {
-        **servers.GUNICORN,
-        "threads": str(max(int(servers.GUNICORN["threads"]), clients + 1)),
-    }
+    settings = servers.settings_for(clients)
     log = VAR / "gunicorn-caches.log"
     with servers.gunicorn(
         uri, db.name, settings, ("/healthz", ""), log, env={"METRICS_PORT": str(port)}

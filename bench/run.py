@@ -277,11 +277,10 @@ def busy(base: str, endpoint: Endpoint):
         return
     path, token = endpoint.busy
     process = subprocess.Popen(
-        ["wrk", "-t1", f"-c{BUSY_CONNECTIONS}", "-d1h", "--timeout", "60s",
-         "-s", str(servers.ROOT / "bench" / "report.lua"), base + path],
+        servers.wrk(base + path, BUSY_CONNECTIONS, "1h", timeout="60s"),
         env={**os.environ, "BENCH_TOKEN": token},
         stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     try:
         time.sleep(1)  # every connection has a request under way
         yield
@@ -293,8 +292,7 @@ def busy(base: str, endpoint: Endpoint):
 def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
     """`wrk` on one URL; requests/s, p50 and p99 in milliseconds."""
     output = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s", "--latency",
-         "-s", str(servers.ROOT / "bench" / "report.lua"), base + endpoint.path],
+        servers.wrk(base + endpoint.path, connections, f"{seconds}s", latency=True),
         env={**os.environ, "BENCH_TOKEN": endpoint.token},
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
@@ -441,13 +439,7 @@ def main() -> None:
     )
     seconds = int(env_number("BENCH_SECONDS", 3))
     connections = int(env_number("BENCH_CONNECTIONS", 4))
-    gunicorn_settings = dict(servers.GUNICORN)
-    # A worker's database permits are one fewer than its threads, and wrk's connections may
-    # all land on one worker: with fewer permits than connections, the embedded engine's
-    # slower lists would be refused now and then (docs/performance.md, Admission control),
-    # and a row with errors stops the run.
-    threads = max(int(gunicorn_settings["threads"]), connections + 1)
-    gunicorn_settings["threads"] = str(threads)
+    gunicorn_settings = servers.settings_for(connections)  # a row with errors stops the run
     extra = shlex.split(os.environ.get("BENCH_GUNICORN", ""))
     gunicorn_settings.update(
         zip((flag.removeprefix("--") for flag in extra[::2]), extra[1::2], strict=True)

@@ -26,6 +26,25 @@ GUNICORN = {
 }
 
 
+def settings_for(connections: int) -> dict:
+    """GUNICORN, with a thread more than `connections` where it has fewer. A worker's database
+    permits are one fewer than its threads, and a load's connections may all land on one
+    worker: with fewer permits than connections, the embedded engine's slower lists would be
+    refused now and then (docs/performance.md, Admission control), measuring admission
+    control rather than the service."""
+    return {**GUNICORN, "threads": str(max(int(GUNICORN["threads"]), connections + 1))}
+
+
+def wrk(
+    url: str, connections: int, duration: str, timeout: str = "30s", latency: bool = False
+) -> list[str]:
+    """The command line of `wrk` on `url` with bench/report.lua, which ends with one JSON line
+    of results and sends BENCH_TOKEN (or follows SOAK_PLAN) from its environment."""
+    return ["wrk", "-t1", f"-c{connections}", f"-d{duration}", "--timeout", timeout,
+            *(["--latency"] if latency else []),
+            "-s", str(ROOT / "bench" / "report.lua"), url]  # fmt: skip
+
+
 def _stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()

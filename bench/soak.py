@@ -68,8 +68,7 @@ def main() -> int:
         pids = gunicorn_processes(int(base.rsplit(":", 1)[1]))
         print(f"soak: {seconds} s of {len(mix)} endpoint kinds over {connections} connections")
         load = subprocess.Popen(
-            ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s",
-             "-s", str(servers.ROOT / "bench" / "report.lua"), base],
+            servers.wrk(base, connections, f"{seconds}s"),
             env={**os.environ, "SOAK_PLAN": str(plan)},
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
