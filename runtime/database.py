@@ -75,20 +75,16 @@ def init_app(app: Flask, client: MongoClient | None = None) -> None:
     cut stream would be reported only that much later.
     """
     if client is None:
-        timeout_ms = app.config["MONGODB_TIMEOUT_MS"]
+        uri, timeout_ms = app.config["MONGODB_URI"], app.config["MONGODB_TIMEOUT_MS"]
+        reach = {"serverSelectionTimeoutMS": timeout_ms, "connectTimeoutMS": timeout_ms}
         client = _client(
-            app.config["MONGODB_URI"],
-            serverSelectionTimeoutMS=timeout_ms,
-            connectTimeoutMS=timeout_ms,
+            uri,
+            **reach,
             socketTimeoutMS=timeout_ms,
             readPreference=app.config["MONGODB_READ_PREFERENCE"],
         )
         app.extensions["mongo_stream"] = _client(
-            app.config["MONGODB_URI"],
-            serverSelectionTimeoutMS=timeout_ms,
-            connectTimeoutMS=timeout_ms,
-            socketTimeoutMS=STREAM_TIMEOUT_MS,
-            readPreference="primary",
+            uri, **reach, socketTimeoutMS=STREAM_TIMEOUT_MS, readPreference="primary"
         )
         app.extensions["mongo_admin"] = None
     else:
