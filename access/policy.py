@@ -5,7 +5,7 @@ as a disjunction of MongoDB filters. Endpoints never write access checks themsel
 caller without the right gets a `Forbidden` from here, before any data is read.
 
 Visibility is a tuple of branches rather than one `$or` filter so that a repository can
-choose how to run it (repositories/paging.py).
+choose how to run it (repositories/pages.py).
 """
 
 from dataclasses import dataclass

@@ -55,9 +55,8 @@ from app import create_app
 from bench import dataset, eve, exports, servers
 from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
 from repositories.bots import BotListQuery, BotRepository
+from repositories.bson_order import WALK, Position, Resume, sort_order
 from repositories.indexes import ensure_indexes
-from repositories.keyset import WALK, Position, Resume
-from repositories.paging import sort_order
 from repositories.tokens import TokenRepository
 from repositories.usage import pipeline as usage_pipeline
 from runtime.bearer_tokens import hash_token

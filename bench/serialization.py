@@ -13,7 +13,7 @@ from pathlib import Path
 from bson import ObjectId
 
 from app import create_app
-from repositories.paging import OffsetPage
+from repositories.pages import OffsetPage
 from schemas.bot_requests import BotRequestSchema
 from schemas.common import page_schema
 

@@ -9,11 +9,8 @@ from pymongo.database import Database
 from access.exceptions import NotFound
 from access.policy import Visibility
 from repositories import timestamps
-from repositories.filters import contains
-from repositories.keyset_pages import KeysetPage
-from repositories.lists import fetch_list
-from repositories.paging import ListQuery, OffsetPage, first_documents, get_one
-from repositories.stages import fields_of, lookup_one
+from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list, first_documents
+from repositories.reads import contains, fields_of, get_one, lookup_one
 
 # The collection each reference names; its summary takes its place (contract 3).
 _REFERENCES = {"bot": "bots", "createdBy": "users", "organization": "organizations"}

@@ -7,11 +7,15 @@ from pymongo.database import Database
 
 from access.exceptions import NotFound
 from access.policy import BotAccess, Visibility
-from repositories.filters import contains, equals_ignoring_case
-from repositories.keyset_pages import KeysetPage
-from repositories.lists import fetch_list
-from repositories.paging import ListQuery, OffsetPage, get_one
-from repositories.stages import fields_of, lookup_all, lookup_one
+from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list
+from repositories.reads import (
+    contains,
+    equals_ignoring_case,
+    fields_of,
+    get_one,
+    lookup_all,
+    lookup_one,
+)
 
 
 def _projection(reads: frozenset[str], *also: str) -> dict:

@@ -1,6 +1,6 @@
 """Every index the queries need; `flask db init` creates them, idempotently.
 
-Each list query is one `$match` per visibility branch (repositories/paging.py), then a sort
+Each list query is one `$match` per visibility branch (repositories/pages.py), then a sort
 on one attribute with `_id` breaking ties. An index serves such a query when it holds, in
 order: the branch's equality fields, the sort attribute, `_id`, and then the fields the
 filter still tests (the earlier branch it excludes, the `bot` ids of a name filter). MongoDB

@@ -1,46 +1,39 @@
 """Reading a keyset page: `limit + 1` items past a position, per visibility branch.
 
-Each branch reads the blocks of `repositories/keyset.py` in order, from its own index, until it
+Each branch reads the blocks of `repositories/bson_order.py` in order, from its own index, until it
 has `limit + 1` items or none are left; a page of several branches is then put in order by
-the server, as an offset page is (repositories/paging.py). The one more item tells whether a
+the server, as an offset page is (repositories/pages.py). The one more item tells whether a
 next page exists, and the last item of the page is where the next one resumes.
 """
-
-from dataclasses import dataclass
 
 from pymongo.collection import Collection
 
 from access.exceptions import InvalidParameter
 from access.policy import Visibility
-from repositories.filters import combine, disjoint_filters
-from repositories.keyset import (
+from repositories.bson_order import (
     TAIL,
     WALK,
     Position,
     Resume,
     in_tail,
     relaxed,
+    sort_order,
     tail_parts,
     tie_block,
     walk_blocks,
 )
-from repositories.paging import count, documents, get_one, page_count, page_keys, sort_order
-from repositories.query_pool import submit
+from repositories.reads import (
+    combine,
+    count,
+    disjoint_filters,
+    documents,
+    get_one,
+    page_keys,
+    submit,
+)
 
 # Items read at most to find the ties of a position; past it, one block per `_id` type.
 TIES = 100
-
-
-@dataclass(frozen=True)
-class KeysetPage:
-    results: list[dict]
-    limit: int
-    next: Resume | None
-    total_results: int | None
-
-    @property
-    def total_pages(self) -> int | None:
-        return page_count(self.total_results, self.limit)
 
 
 def _find(collection: Collection, match: dict, block: dict, order: dict, limit: int) -> list:
@@ -135,7 +128,7 @@ def _anchored(collection, visibility: Visibility, resume: Resume, order: dict) -
     return Resume(resume.phase, Position.of(key, order))
 
 
-def fetch_keyset_page(
+def read_keyset_page(
     collection: Collection,
     visibility: Visibility,
     filters: dict,
@@ -146,10 +139,11 @@ def fetch_keyset_page(
     counted: bool,
     joins: list[dict] = (),
     narrow: dict | None = None,
-) -> KeysetPage:
-    """The page after `resume` (the first when None), and the exact total when `counted`."""
+) -> tuple[list[dict], Resume | None, int | None]:
+    """The page after `resume` (the first when None): its documents, where the page after it
+    resumes (None on the last), and the exact total when `counted`."""
     if visibility.is_empty:
-        return KeysetPage([], limit, None, 0 if counted else None)
+        return [], None, 0 if counted else None
     order = sort_order(sort)
     if resume is not None and resume.position is None:
         resume = _anchored(collection, visibility, resume, order)
@@ -173,4 +167,4 @@ def fetch_keyset_page(
         following = Resume(phase, Position.of(last, order))
     results = documents(collection, [key["_id"] for _, key in page], joins)
     total = sum(future.result() for future in counts) if counted else None
-    return KeysetPage(results, limit, following, total)
+    return results, following, total

@@ -9,8 +9,7 @@ from bson import ObjectId
 from pymongo.database import Database
 
 from access.exceptions import NotFound
-from repositories.filters import equals_ignoring_case
-from repositories.stages import lookup_one
+from repositories.reads import equals_ignoring_case, lookup_one
 
 
 def _by_id_or(field: str, reference: str) -> dict:

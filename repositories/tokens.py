@@ -2,7 +2,7 @@
 
 from pymongo.database import Database
 
-from repositories.stages import lookup_all
+from repositories.reads import lookup_all
 
 
 class TokenRepository:

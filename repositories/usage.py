@@ -19,7 +19,7 @@ from pymongo.database import Database
 
 from access.policy import Visibility
 from repositories import timestamps
-from repositories.stages import lookup_one
+from repositories.reads import lookup_one
 
 _DAY_FORMAT = "%Y-%m-%d"
 _KEYS = {

@@ -16,7 +16,7 @@ import bson
 from flask import request
 from marshmallow import ValidationError, fields
 
-from repositories.keyset import TAIL, WALK, Position, Resume, Unplaceable, bracket
+from repositories.bson_order import TAIL, WALK, Position, Resume, Unplaceable, bracket
 
 MAX_LENGTH = 512
 

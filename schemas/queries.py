@@ -10,7 +10,7 @@ from marshmallow.validate import OneOf, Range
 from repositories.bot_requests import BotRequestListQuery
 from repositories.bots import BotListQuery
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
-from repositories.paging import keyset_asked
+from repositories.pages import keyset_asked
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
 from schemas.cursors import CursorField

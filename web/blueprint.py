@@ -10,7 +10,7 @@ import flask_smorest
 from marshmallow import ValidationError
 from webargs.flaskparser import FlaskParser
 
-from repositories.keyset_pages import KeysetPage
+from repositories.pages import KeysetPage
 from schemas import cursors
 from schemas.common import KeysetBody, PageSchema
 from schemas.selection import selected

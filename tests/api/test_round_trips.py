@@ -164,7 +164,7 @@ def test_a_jwt_costs_one_lookup_of_its_user_like_an_opaque_token(monitored, log)
 def test_a_deep_page_joins_only_its_own_documents(monitored, log):
     """Two branches (the user's own requests, its organization's): each reads the ids of
     its first `skip + limit` entries from its index, and the server orders their union and
-    cuts out the page before any join (repositories/paging.py)."""
+    cuts out the page before any join (repositories/pages.py)."""
     db, test_client = monitored
     scene = _scene(db)
     _fill(scene["world"], scene, 300)

@@ -14,8 +14,8 @@ from bson import Code, Regex
 
 from access.policy import Visibility
 from repositories import keyset_pages
-from repositories.keyset_pages import fetch_keyset_page
-from repositories.paging import sort_order
+from repositories.bson_order import sort_order
+from repositories.pages import fetch_keyset_page
 from tests.integration.test_page_queries import (
     BOT_CASES,
     BOT_SORTS,

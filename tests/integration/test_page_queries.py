@@ -1,4 +1,4 @@
-"""The page shapes of repositories/paging.py return exactly what one plain query returns.
+"""The page shapes of repositories/pages.py return exactly what one plain query returns.
 
 The reference is the simplest correct query: the visibility as one `$or`, sorted, skipped
 and limited by the server. The paged shape (a count and an id query per disjoint branch,
@@ -13,9 +13,10 @@ import pytest
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
 from access.policy import Visibility
-from repositories import paging
-from repositories.filters import _negation, disjoint_filters
-from repositories.paging import fetch_page, sort_order
+from repositories import pages
+from repositories.bson_order import sort_order
+from repositories.pages import fetch_page
+from repositories.reads import _negation, disjoint_filters
 
 ORGS = [ObjectId() for _ in range(3)]
 USERS = [ObjectId() for _ in range(3)]
@@ -136,7 +137,7 @@ def test_dates_merge_in_the_servers_order(db):
 
 
 def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
-    monkeypatch.setattr(paging, "MERGE_BATCH", 3)
+    monkeypatch.setattr(pages, "MERGE_BATCH", 3)
     db.botrequests.insert_many(_requests(random.Random(3)))
     visibility, sort = REQUEST_CASES[1], [("createdAt", -1)]
     for page in (1, 4, 9):
@@ -144,7 +145,7 @@ def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
 
 
 def test_past_the_merge_window_the_server_merges_the_branches(db, monkeypatch):
-    monkeypatch.setattr(paging, "MERGE_WINDOW", 8)
+    monkeypatch.setattr(pages, "MERGE_WINDOW", 8)
     db.botrequests.insert_many(_requests(random.Random(4)))
     visibility, sort = REQUEST_CASES[0], [("updatedAt", 1)]
     for page in (1, 2, 3, 6):

@@ -1,7 +1,7 @@
 """The BSON types mongomock does not know, taught as MongoDB queries and orders them.
 
 The keyset walk names the bracket of every type it places and ranges within it
-(repositories/keyset.py); mongomock raises NotImplementedError on `$type: "timestamp"` or
+(repositories/bson_order.py); mongomock raises NotImplementedError on `$type: "timestamp"` or
 `"javascript"` even where no document holds one, and on any comparison with a timestamp, as a
 forged cursor's position may be. To Python, JavaScript code is a str: MongoDB's `"string"`
 excludes it, and orders it after every other type but MaxKey.

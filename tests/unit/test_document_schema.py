@@ -7,7 +7,7 @@ from bson import Decimal128, ObjectId
 from bson.datetime_ms import DatetimeMS
 from marshmallow import Schema
 
-from repositories.paging import OffsetPage
+from repositories.pages import OffsetPage
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
 from schemas.common import page_schema

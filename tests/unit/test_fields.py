@@ -9,8 +9,9 @@ from bson import DatetimeMS, Decimal128, Int64, ObjectId, Timestamp
 from marshmallow import Schema, ValidationError
 
 from access.policy import EVERYTHING, NOTHING, Visibility
-from repositories.filters import contains, disjoint_filters, equals_ignoring_case
-from repositories.paging import OffsetPage, fetch_page, sort_order
+from repositories.bson_order import sort_order
+from repositories.pages import OffsetPage, fetch_page
+from repositories.reads import contains, disjoint_filters, equals_ignoring_case
 from schemas.fields import BsonNumber, StoredId, TimestampField, format_timestamp, json_safe
 from schemas.query_fields import (
     CommaSeparatedIds,

@@ -1,7 +1,9 @@
-"""Keyset pages (contract 7.4): the filters that select what comes after a position.
+"""The order of a list over BSON values, and the filters that select what comes after a
+position in it: the pure algebra of keyset pages (contract 7.4), which sends no query.
 
-A position is the sort values and `_id` of the last item a page returned. What comes after it
-in the order of offset paging, `sort_order`'s lexicographic order, is a sequence of disjoint
+A list's order is its sort keys with ties broken on `_id` (`sort_order`). A position is the
+sort values and `_id` of the last item a page returned. What comes after it in the order of
+offset paging, `sort_order`'s lexicographic order, is a sequence of disjoint
 blocks, each wholly before the next: first the items equal on every sort key with a later
 `_id`, then those equal on all keys but the last with a later last key, and so on up to a
 later first key. A key "later" than a value is, again in order, a later value of the same BSON
@@ -48,6 +50,16 @@ _BRACKETS = (
 _NULL, _NUMBER, _CODE = 1, 2, len(_BRACKETS) - 2
 _NO_RANGE = {0, _NULL, len(_BRACKETS) - 1}
 _ANY_NUMBER = {"$gte": -math.inf}  # every number but NaN, which sorts below them all
+
+
+def sort_order(sort: list[tuple[str, int]]) -> dict:
+    """The requested order, ties broken on `_id` in the last key's direction.
+
+    Following the last key's direction lets one index {key: 1, _id: 1} serve both directions.
+    """
+    order = dict(sort)
+    order["_id"] = sort[-1][1]
+    return order
 
 
 class Unplaceable(ValueError):

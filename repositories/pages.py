@@ -1,6 +1,11 @@
-"""How every list reads a page and its exact total, with cost that follows the page.
+"""A list's page: its query, the two kinds of page, and how an offset page is read.
 
-A page is read in three steps, shaped for a real MongoDB first:
+A list is read in offset pages unless its query asks for keyset pages (`ListQuery.keyset`,
+the one place that decides); `fetch_list` then reads it through repositories/keyset_pages.py.
+Either page holds its items and, when counted, its exact total, at a cost that follows the
+page rather than the list.
+
+An offset page is read in three steps, shaped for a real MongoDB first:
 
 1. The total: one count per visibility branch, each a `$match` on an index that holds every
    field of the filter, so MongoDB answers it from index keys alone (no document is fetched).
@@ -20,7 +25,7 @@ MongoDB's count covered.
 
 What a query costs on the embedded engine is the number of documents its first indexed
 field selects: it loads and decodes all of them before it sorts, skips and limits
-(repositories/filters.py writes filters for it).
+(repositories/reads.py writes filters for it).
 """
 
 from dataclasses import dataclass
@@ -28,9 +33,9 @@ from dataclasses import dataclass
 from pymongo.collection import Collection
 
 from access.policy import Visibility
-from repositories.filters import disjoint_filters
-from repositories.keyset import Resume
-from repositories.query_pool import submit
+from repositories.bson_order import Resume, sort_order
+from repositories.keyset_pages import read_keyset_page
+from repositories.reads import count, disjoint_filters, documents, page_keys, submit
 
 MERGE_BATCH = 5_000  # keys per round trip when a deep page merges branches
 # Ids per branch that a merge of branches collects for the server to order; past it, `$or`.
@@ -68,6 +73,18 @@ def keyset_asked(pagination: str | None, cursor) -> bool:
 
 
 @dataclass(frozen=True)
+class KeysetPage:
+    results: list[dict]
+    limit: int
+    next: Resume | None
+    total_results: int | None
+
+    @property
+    def total_pages(self) -> int | None:
+        return page_count(self.total_results, self.limit)
+
+
+@dataclass(frozen=True)
 class OffsetPage:
     results: list[dict]
     page: int
@@ -82,36 +99,6 @@ class OffsetPage:
 def page_count(total_results: int | None, limit: int) -> int | None:
     """Pages of `limit` that `total_results` fill, the last one partly; None uncounted."""
     return None if total_results is None else -(-total_results // limit)
-
-
-def sort_order(sort: list[tuple[str, int]]) -> dict:
-    """The requested order, ties broken on `_id` in the last key's direction.
-
-    Following the last key's direction lets one index {key: 1, _id: 1} serve both directions.
-    """
-    order = dict(sort)
-    order["_id"] = sort[-1][1]
-    return order
-
-
-def count(collection: Collection, match: dict) -> int:
-    """Exact count of one filter; served from the index that holds the filter's fields.
-
-    An empty filter names no field, so the `_id` index is hinted: MongoDB then counts keys
-    instead of scanning the collection. No other count is hinted: MongoDB's planner picks
-    the index by the filter, and the embedded engine answers a hint by walking the whole
-    index (every document) instead of the filter's part of it.
-    """
-    if not match:
-        return collection.count_documents({}, hint=[("_id", 1)])
-    return collection.count_documents(match)
-
-
-def page_keys(collection: Collection, match: dict, order: dict, skip: int, limit: int) -> list:
-    """`_id` and sort keys of the page, read from the index that serves filter and sort."""
-    projection = dict.fromkeys(order, 1)
-    cursor = collection.find(match, projection, sort=list(order.items()), skip=skip, limit=limit)
-    return list(cursor.batch_size(limit))
 
 
 def _branch_ids(collection: Collection, match: dict, order: dict, limit: int) -> list:
@@ -206,26 +193,43 @@ def first_documents(
     return list(collection.aggregate(pipeline))
 
 
-def documents(collection: Collection, ids: list, joins: list[dict]) -> list[dict]:
-    """The documents of `ids` with their joins, in the order of `ids`, in one round trip."""
-    if not ids:
-        return []
-    pipeline = [{"$match": {"_id": {"$in": ids}}}, {"$limit": len(ids)}, *joins]
-    by_id = {document["_id"]: document for document in collection.aggregate(pipeline)}
-    return [by_id[id_] for id_ in ids if id_ in by_id]
+def fetch_keyset_page(
+    collection: Collection,
+    visibility: Visibility,
+    filters: dict,
+    *,
+    sort: list[tuple[str, int]],
+    limit: int,
+    resume: Resume | None,
+    counted: bool,
+    joins: list[dict] = (),
+    narrow: dict | None = None,
+) -> KeysetPage:
+    """The keyset page after `resume` (the first when None), read by
+    repositories/keyset_pages.py, and the exact total when `counted`."""
+    results, following, total = read_keyset_page(
+        collection, visibility, filters, sort=sort, limit=limit, resume=resume,
+        counted=counted, joins=joins, narrow=narrow,
+    )  # fmt: skip
+    return KeysetPage(results, limit, following, total)
 
 
-def get_one(collection: Collection, visibility: Visibility, key: dict, stages: list[dict]):
-    """The document that `key` names, if the caller may see it, or None.
-
-    The key comes first in its own `$match`: MongoDB merges the two stages into one filter,
-    and the embedded engine plans its index on the first stage alone.
-    """
-    if visibility.is_empty:
-        return None
-    pipeline = [{"$match": key}]
-    visible = visibility.as_filter()
-    if visible:
-        pipeline.append({"$match": visible})
-    pipeline += [{"$limit": 1}, *stages]
-    return next(iter(collection.aggregate(pipeline)), None)
+def fetch_list(
+    collection: Collection,
+    visibility: Visibility,
+    filters: dict,
+    query: ListQuery,
+    *,
+    joins: list[dict] = (),
+    narrow: dict | None = None,
+) -> OffsetPage | KeysetPage:
+    """The page `query` asks for, offset or keyset (contract 7.4)."""
+    if query.keyset:
+        return fetch_keyset_page(
+            collection, visibility, filters, sort=query.sort, limit=query.limit,
+            resume=query.cursor, counted=query.counted, joins=joins, narrow=narrow,
+        )  # fmt: skip
+    return fetch_page(
+        collection, visibility, filters, sort=query.sort, page=query.page or 1, limit=query.limit,
+        joins=joins, narrow=narrow, counted=query.counted,
+    )  # fmt: skip

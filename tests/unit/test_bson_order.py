@@ -1,4 +1,4 @@
-"""The order algebra of keyset pages (repositories/keyset.py) as tables, without a server:
+"""The order algebra of keyset pages (repositories/bson_order.py) as tables, without a server:
 which bracket a value is in, what comes after it in each direction, the blocks of a walk
 with their ties, and the tail. tests/integration/test_keyset_pages.py runs them on servers."""
 
@@ -8,7 +8,7 @@ import math
 import pytest
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
-from repositories.keyset import (
+from repositories.bson_order import (
     NOT_ARRAY,
     Position,
     Unplaceable,
