@@ -193,24 +193,13 @@ def first_documents(
     return list(collection.aggregate(pipeline))
 
 
-def fetch_keyset_page(
-    collection: Collection,
-    visibility: Visibility,
-    filters: dict,
-    *,
-    sort: list[tuple[str, int]],
-    limit: int,
-    resume: Resume | None,
-    counted: bool,
-    joins: list[dict] = (),
-    narrow: dict | None = None,
-) -> KeysetPage:
-    """The keyset page after `resume` (the first when None), read by
-    repositories/keyset_pages.py, and the exact total when `counted`."""
+def fetch_keyset_page(collection: Collection, visibility: Visibility, filters: dict, *,
+                      limit: int, **reading) -> KeysetPage:  # fmt: skip
+    """The keyset page that repositories/keyset_pages.py reads (`read_keyset_page`, with
+    its arguments)."""
     results, following, total = read_keyset_page(
-        collection, visibility, filters, sort=sort, limit=limit, resume=resume,
-        counted=counted, joins=joins, narrow=narrow,
-    )  # fmt: skip
+        collection, visibility, filters, limit=limit, **reading
+    )
     return KeysetPage(results, limit, following, total)
 
 
