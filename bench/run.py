@@ -51,7 +51,6 @@ import pymongo
 
 from access import policy
 from access.callers import caller_for
-from app import create_app
 from bench import dataset, eve, exports, servers
 from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
 from repositories.bots import BotListQuery, BotRepository
@@ -64,6 +63,7 @@ from runtime.config import settings_from_env
 from schemas import cursors
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotSchema
+from schemas.queries import OrganizationBotRequestListQuerySchema
 from schemas.selection import stored_paths
 
 RESULTS = servers.ROOT / "bench" / "results"
@@ -207,7 +207,7 @@ def depth_rows(db, heavy, newest: BotRequestListQuery) -> list[Endpoint]:
     # Not the walk's last page, which also asks every other BSON type and the tail.
     depth = max(1, min((DEEP_PAGE - 1) * newest.limit, total - 10 * newest.limit))
     keyset = replace(newest, pagination="keyset")
-    resume, cursor = deep_cursor(db, path, keyset, visibility, depth)
+    resume, cursor = deep_cursor(db, keyset, visibility, depth)
     deep = replace(keyset, cursor=resume)
 
     def row(name: str, query: str, paging: BotRequestListQuery) -> Endpoint:
@@ -224,7 +224,7 @@ def depth_rows(db, heavy, newest: BotRequestListQuery) -> list[Endpoint]:
     ]
 
 
-def deep_cursor(db, path: str, keyset, visibility, depth: int):
+def deep_cursor(db, keyset, visibility, depth: int):
     """The resume position after the `depth`-th item, and its cursor as the API makes it;
     (None, None), page 1, in a data set too small to hold one."""
     order = sort_order(keyset.sort)
@@ -235,9 +235,8 @@ def deep_cursor(db, path: str, keyset, visibility, depth: int):
     if not items:
         return None, None
     resume = Resume(WALK, Position.of(items[0], order))
-    app = create_app({"TESTING": True, "MONGODB_DB": db.name}, mongo_client=db.client)
-    with app.test_request_context(path):
-        return resume, cursors.encode(resume, keyset.sort)
+    scope = OrganizationBotRequestListQuerySchema.cursor_scope
+    return resume, cursors.encode(resume, keyset.sort, scope)
 
 
 def authentication(db, seconds: float, connections: int) -> dict:

@@ -15,7 +15,7 @@ from bson import ObjectId
 from app import create_app
 from repositories.pages import OffsetPage
 from schemas.bot_requests import BotRequestSchema
-from schemas.common import page_schema
+from schemas.pages import page_schema
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

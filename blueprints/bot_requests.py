@@ -4,7 +4,6 @@ from access import policy
 from repositories.bot_requests import BotRequestRepository
 from runtime.database import get_db
 from schemas.bot_requests import BotRequestSchema
-from schemas.common import page_schema
 from schemas.queries import (
     BotRequestItemQuerySchema,
     BotRequestListQuerySchema,
@@ -23,15 +22,12 @@ blp = Blueprint(
     "token sees its organization's.",
 )
 
-_Page = page_schema(BotRequestSchema)
-
 
 @blp.route("/requests/")
 @blp.doc(operationId="listBotRequests")
 @blp.login_required
 @blp.error_responses(403)
-@blp.arguments(BotRequestListQuerySchema, location="query", arg_name="query")
-@blp.response(200, _Page)
+@blp.paginate(BotRequestListQuerySchema)
 def list_bot_requests(query):
     """List the caller's bot requests and those of its organizations.
 
@@ -64,9 +60,8 @@ def get_bot_request(bot_request_id, fields=None):
 @blp.doc(operationId="listOrganizationBotRequests")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationBotRequestListQuerySchema, location="query", arg_name="query")
-@blp.response(200, _Page)
-def list_organization_bot_requests(organization_id, query):
+@blp.paginate(OrganizationBotRequestListQuerySchema)
+def list_organization_bot_requests(query, organization_id):
     """List an organization's bot requests.
 
     For the organization's members and its own organization token; anyone else gets 403.

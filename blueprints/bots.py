@@ -8,10 +8,8 @@ from runtime.database import get_primary_db
 from schemas.bots import (
     BotSchema,
     OneBotSchema,
-    OrganizationBotListItemSchema,
     OrganizationBotSchema,
 )
-from schemas.common import page_schema
 from schemas.queries import (
     BotItemQuerySchema,
     BotListQuerySchema,
@@ -34,8 +32,7 @@ blp = Blueprint(
 @blp.route("/bots/")
 @blp.doc(operationId="listBots")
 @blp.login_required
-@blp.arguments(BotListQuerySchema, location="query", arg_name="query")
-@blp.response(200, page_schema(BotSchema))
+@blp.paginate(BotListQuerySchema)
 def list_bots(query):
     """List the bots the caller can see: public ones and its organizations' bots.
 
@@ -74,9 +71,8 @@ def get_bot(slug, fields=None):
 @blp.doc(operationId="listOrganizationBots")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationBotListQuerySchema, location="query", arg_name="query")
-@blp.response(200, page_schema(OrganizationBotListItemSchema))
-def list_organization_bots(organization_id, query):
+@blp.paginate(OrganizationBotListQuerySchema)
+def list_organization_bots(query, organization_id):
     """List an organization's bots, public and private.
 
     For the organization's members and its own organization token; anyone else gets 403.

@@ -33,14 +33,13 @@ def _joins(reads: frozenset[str]) -> list[dict]:
 class BotRequestListQuery(ListQuery):
     """A bot request list's parameters (schemas/queries.py builds it).
 
-    `fields` is the selection the answer keeps; `reads`, the stored paths that make it."""
+    `reads`: the stored paths that make the answer's items, or their selection."""
 
     name: str | None = None
     bot: str | None = None
     created_from: dt.datetime | None = None
     created_to: dt.datetime | None = None
     created_by: ObjectId | None = None
-    fields: frozenset[str] | None = None
     reads: frozenset[str]
 
 

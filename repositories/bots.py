@@ -28,7 +28,7 @@ def _projection(reads: frozenset[str], *also: str) -> dict:
 class BotListQuery(ListQuery):
     """A bot list's parameters (schemas/queries.py builds it); `custom` is the policy's.
 
-    `fields` is the selection the answer keeps; `reads`, the stored fields that make it."""
+    `reads`: the stored fields that make the answer's items, or their selection."""
 
     custom: bool = False
     name: str | None = None
@@ -37,7 +37,6 @@ class BotListQuery(ListQuery):
     service_id: ObjectId | None = None
     service_slug: str | None = None
     service_directory: str | None = None
-    fields: frozenset[str] | None = None
     reads: frozenset[str]
 
 

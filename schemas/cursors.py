@@ -1,7 +1,9 @@
-"""Keyset cursors (contract 7.4): opaque, URL-safe, bound to their endpoint and `sortBy`.
+"""Keyset cursors (contract 7.4): opaque, URL-safe, bound to their list and `sortBy`.
 
 A cursor is the BSON of where the next page resumes (the last item's sort values and id, in
-the walk or its tail), beside the endpoint and the order it was made for, in base64url. It is
+the walk or its tail), beside the list and the order it was made for, in base64url. The list
+is named by its query schema (`ListQuerySchema.cursor_scope`), which both directions are
+given: a cursor is made and read without a request. It is
 not signed: it holds nothing the caller did not just receive, and whatever it says is only
 a position, every query keeping the caller's visibility. So a forged cursor can move a walk,
 never widen it; a cursor that does not decode to a position of this endpoint and order is a
@@ -13,7 +15,6 @@ import binascii
 from dataclasses import dataclass
 
 import bson
-from flask import request
 from marshmallow import ValidationError, fields
 
 from repositories.bson_order import TAIL, WALK, Position, Resume, Unplaceable, bracket
@@ -29,10 +30,11 @@ class Cursor:
     resume: Resume
 
 
-def encode(resume: Resume, sort: list[tuple[str, int]]) -> str:
-    """The position's values; past MAX_LENGTH (a long name), its item's id instead."""
+def encode(resume: Resume, sort: list[tuple[str, int]], scope: str) -> str:
+    """The cursor of the list `scope` that resumes at `resume`: the position's values; past
+    MAX_LENGTH (a long name), its item's id instead."""
     document = {
-        "e": request.endpoint,
+        "e": scope,
         "s": [[field, direction] for field, direction in sort],
         "p": resume.phase,
         "v": list(resume.position.values),
@@ -56,37 +58,46 @@ def _decode(text: str) -> dict | None:
         return None
 
 
+INVALID = "Not a cursor this service made."
+
+
+def decode(text, scope: str) -> Cursor:
+    """The cursor that `text` is, made for the list `scope`; a ValidationError otherwise."""
+    if not isinstance(text, str) or len(text) > MAX_LENGTH or not text.isascii():
+        raise ValidationError(INVALID)
+    document = _decode(text)
+    if document is None:
+        raise ValidationError(INVALID)
+    keys = set(document) - {"e", "s", "p"}
+    if keys not in ({"v"}, {"a"}) or document.get("p") not in (WALK, TAIL):
+        raise ValidationError(INVALID)
+    if document.get("e") != scope:
+        raise ValidationError("Made for another list: start again without a cursor.")
+    sort, values = document.get("s"), document.get("v")
+    if not (isinstance(sort, list) and all(_sort_term(term) for term in sort)):
+        raise ValidationError(INVALID)
+    sort = [tuple(term) for term in sort]
+    if "a" in document:
+        return Cursor(sort, Resume(document["p"], None, anchor=document["a"]))
+    if not (isinstance(values, list) and len(values) == len(sort) + 1):
+        raise ValidationError(INVALID)
+    placed = values if document["p"] == WALK else values[-1:]
+    try:
+        for value in placed:
+            bracket(value)
+    except Unplaceable as error:
+        raise ValidationError(INVALID) from error
+    if not all(_literal(value) for value in values):
+        raise ValidationError(INVALID)
+    return Cursor(sort, Resume(document["p"], Position(tuple(values))))
+
+
 class CursorField(fields.Field):
-    default_error_messages = {"invalid": "Not a cursor this service made."}
+    """A list's `cursor` parameter: decoded for the list its schema names
+    (`cursor_scope`)."""
 
     def _deserialize(self, value, attr, data, **kwargs) -> Cursor:
-        if not isinstance(value, str) or len(value) > MAX_LENGTH or not value.isascii():
-            raise self.make_error("invalid")
-        document = _decode(value)
-        if document is None:
-            raise self.make_error("invalid")
-        keys = set(document) - {"e", "s", "p"}
-        if keys not in ({"v"}, {"a"}) or document.get("p") not in (WALK, TAIL):
-            raise self.make_error("invalid")
-        if document.get("e") != request.endpoint:
-            raise ValidationError("Made for another list: start again without a cursor.")
-        sort, values = document.get("s"), document.get("v")
-        if not (isinstance(sort, list) and all(_sort_term(term) for term in sort)):
-            raise self.make_error("invalid")
-        sort = [tuple(term) for term in sort]
-        if "a" in document:
-            return Cursor(sort, Resume(document["p"], None, anchor=document["a"]))
-        if not (isinstance(values, list) and len(values) == len(sort) + 1):
-            raise self.make_error("invalid")
-        placed = values if document["p"] == WALK else values[-1:]
-        try:
-            for value in placed:
-                bracket(value)
-        except Unplaceable as error:
-            raise self.make_error("invalid") from error
-        if not all(_literal(value) for value in values):
-            raise self.make_error("invalid")
-        return Cursor(sort, Resume(document["p"], Position(tuple(values))))
+        return decode(value, self.parent.cursor_scope)
 
 
 def _literal(value) -> bool:

@@ -1,8 +1,11 @@
 """Query-string schemas of the lists and single items, typed (docs/api.md, Query parameters);
 the periods of usage and exports are in schemas/periods.py.
 
-A list query loads into the repository's own query object (`BotListQuery`...).
+A list query loads into a `Listing`: the repository's own query object (`BotListQuery`...),
+and the field selection that only the answer keeps.
 """
+
+from dataclasses import dataclass
 
 from marshmallow import RAISE, Schema, ValidationError, post_load, pre_load, validates_schema
 from marshmallow.validate import OneOf, Range
@@ -10,7 +13,7 @@ from marshmallow.validate import OneOf, Range
 from repositories.bot_requests import BotRequestListQuery
 from repositories.bots import BotListQuery
 from repositories.indexes import BOT_SORTS, REQUEST_SORTS
-from repositories.pages import keyset_asked
+from repositories.pages import ListQuery, keyset_asked
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
 from schemas.cursors import CursorField
@@ -30,9 +33,9 @@ MAX_OFFSET = 10_000_000
 
 
 def built(query_type, schema: Schema, data: dict, **also):
-    """The repository's query, from every field of the schema by name, given or not, and
-    `also`: a field that either side renames fails every load, not only those that give the
-    parameter.
+    """The repository's query, from every field of the schema by name, given or not, but the
+    field selection (`fields`), and `also`: a field that either side renames fails every
+    load, not only those that give the parameter.
 
     A keyset cursor becomes its position once it is known to be made for this order."""
     cursor = data.get("cursor")
@@ -40,7 +43,17 @@ def built(query_type, schema: Schema, data: dict, **also):
         if cursor.sort != data["sort"]:
             raise ValidationError({"cursor": ["Made for another sortBy: start again."]})
         data = {**data, "cursor": cursor.resume}
-    return query_type(**{name: data.get(name) for name in schema.load_fields}, **also)
+    names = [name for name in schema.load_fields if name != "fields"]
+    return query_type(**{name: data.get(name) for name in names}, **also)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A list's query string as loaded: the repository's query, which reads the stored paths
+    of the selection (`reads`), and the selection the answer keeps (None: every field)."""
+
+    query: ListQuery
+    selection: frozenset[str] | None
 
 
 class StrictQuerySchema(Schema):
@@ -85,6 +98,12 @@ class EmptyIsUnset(StrictQuerySchema):
 
 
 class ListQuerySchema(EmptyIsUnset):
+    """A list's paging. Each list's schema names its items (`item`) and the list its cursors
+    are made for (`cursor_scope`, schemas/cursors.py)."""
+
+    item: type[Schema]
+    cursor_scope: str
+
     # No default in the document: a generated client would then send `page=1` on every
     # request, keyset ones included, which take no page.
     page = QueryInteger(
@@ -181,15 +200,17 @@ class RequestFiltersSchema(EmptyIsUnset):
 
 class BotRequestListQuerySchema(ListQuerySchema, RequestFiltersSchema):
     item = BotRequestSchema
+    cursor_scope = "bot_requests.list_bot_requests"
     fields = FieldSelection(names(item))
 
     @post_load
-    def query(self, data, **kwargs) -> BotRequestListQuery:
+    def query(self, data, **kwargs) -> Listing:
         reads = stored_paths(self.item, data.get("fields"))
-        return built(BotRequestListQuery, self, data, reads=reads)
+        return Listing(built(BotRequestListQuery, self, data, reads=reads), data.get("fields"))
 
 
 class OrganizationBotRequestListQuerySchema(BotRequestListQuerySchema):
+    cursor_scope = "bot_requests.list_organization_bot_requests"
     created_by = ObjectIdString(
         data_key="createdBy",
         metadata={"description": "A user's id: only the requests that user made."},
@@ -198,19 +219,21 @@ class OrganizationBotRequestListQuerySchema(BotRequestListQuerySchema):
 
 class OrganizationBotListQuerySchema(ListQuerySchema):
     item = OrganizationBotListItemSchema
+    cursor_scope = "bots.list_organization_bots"
     fields = FieldSelection(names(item))
     name = _name()
     tags = _tags()
     sort = _sort(BOT_SORTS, [("name", 1)])
 
     @post_load
-    def query(self, data, **kwargs) -> BotListQuery:
+    def query(self, data, **kwargs) -> Listing:
         reads = stored_paths(self.item, data.get("fields"))
-        return built(BotListQuery, self, data, reads=reads)
+        return Listing(built(BotListQuery, self, data, reads=reads), data.get("fields"))
 
 
 class BotListQuerySchema(OrganizationBotListQuerySchema):
     item = BotSchema
+    cursor_scope = "bots.list_bots"
     fields = FieldSelection(names(item))
     custom = QueryBoolean(
         load_default=False,

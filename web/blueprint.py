@@ -1,6 +1,6 @@
-"""The one Blueprint every route uses: flask-smorest's, with strict query parsing, the `Link`
-header of a page, and the behaviour every operation shares written into its documentation
-(the components it refers to are `web/openapi.py`'s)."""
+"""The one Blueprint every route uses: flask-smorest's, with strict query parsing, the list
+response (`paginate`), and the behaviour every operation shares written into its
+documentation (the components it refers to are `web/openapi.py`'s)."""
 
 import re
 from functools import wraps
@@ -10,9 +10,8 @@ import flask_smorest
 from marshmallow import ValidationError
 from webargs.flaskparser import FlaskParser
 
-from repositories.pages import KeysetPage
-from schemas import cursors
-from schemas.common import KeysetBody, PageSchema
+from schemas.pages import page_schema, sent
+from schemas.queries import ListQuerySchema
 from schemas.selection import selected
 from web import links, openapi
 from web.authentication import auth
@@ -25,6 +24,8 @@ _PATH_PARAMETERS = {
     "slug": "The bot's slug.",
 }
 _RULE_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+# Where flask-smorest hands `paginate` the loaded query string; the view never sees the name.
+_LISTING = "listing"
 
 
 class QueryParser(FlaskParser):
@@ -44,8 +45,8 @@ class QueryParser(FlaskParser):
 
 
 class Blueprint(flask_smorest.Blueprint):
-    """flask-smorest's Blueprint: strict query parsing, a page's `Link` header, and the
-    behaviour every operation shares written into its documentation.
+    """flask-smorest's Blueprint: strict query parsing, the list response, and the behaviour
+    every operation shares written into its documentation.
 
     `rate_limited=False` exempts the whole blueprint from Flask-Limiter (see `rate_limits`),
     and its operations then document no 429.
@@ -135,37 +136,26 @@ class Blueprint(flask_smorest.Blueprint):
         doc.setdefault("parameters", []).extend(shared_parameters)
         return doc
 
-    def response(self, status_code, schema=None, **kwargs):
-        """flask-smorest's response; a page (`PageSchema`) also gets its `Link` header.
-
-        Here the view's `OffsetPage`, with its totals, is at hand: no list view builds links. A
-        `KeysetPage` is sent with its cursor and the keyset links. The query's field
-        selection goes with the page to its dump.
-        """
-        if not (isinstance(schema, type) and issubclass(schema, PageSchema)):
-            return super().response(status_code, schema, **kwargs)
-        headers = {**(kwargs.pop("headers", None) or {}), links.HEADER: openapi.LINK_HEADER}
-        dump = super().response(status_code, schema, headers=headers, **kwargs)
+    def paginate(self, query_schema: type[ListQuerySchema]):
+        """A list route, as flask-smorest's `paginate` declares one: its query string parsed
+        by `query_schema`, the repository's query handed to the view as its first argument,
+        and the page the view returns sent in the list's envelope (`page_schema` of the
+        schema's `item`), with its `Link` header and only the selected fields."""
+        arguments = self.arguments(query_schema, location="query", arg_name=_LISTING)
+        dump = self.response(
+            200,
+            page_schema(query_schema.item),
+            headers={links.HEADER: openapi.LINK_HEADER},
+        )
 
         def decorator(func):
             @wraps(func)
-            def with_links(*args, **kwargs):
-                page, query = func(*args, **kwargs), kwargs["query"]
-                if isinstance(page, KeysetPage):
-                    body, headers = _keyset_body(page, query.sort)
-                else:
-                    full = len(page.results) == page.limit
-                    body = page
-                    headers = {links.HEADER: links.header(page.page, page.total_pages, full)}
-                return selected(body, query.fields), headers
+            def listed(*args, **kwargs):
+                listing = kwargs.pop(_LISTING)
+                page = func(listing.query, *args, **kwargs)
+                body, pages = sent(page, listing.query.sort, query_schema.cursor_scope)
+                return selected(body, listing.selection), {links.HEADER: links.header(pages)}
 
-            return dump(with_links)
+            return arguments(dump(listed))
 
         return decorator
-
-
-def _keyset_body(page: KeysetPage, sort: list) -> tuple[KeysetBody, dict]:
-    """The keyset page as sent: its resume position made into the cursor of `next`."""
-    cursor = None if page.next is None else cursors.encode(page.next, sort)
-    body = KeysetBody(page.results, page.limit, cursor, page.total_results, page.total_pages)
-    return body, {links.HEADER: links.keyset_header(cursor)}

@@ -17,7 +17,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnava
 from access.exceptions import DomainError, InvalidParameter
 from runtime import database
 from runtime.admission import DatabaseBusy
-from schemas.common import ErrorSchema
+from schemas.errors import ErrorSchema
 from web.metrics import ADMISSION_REFUSED, count_database_error
 
 log = logging.getLogger(__name__)

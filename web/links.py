@@ -9,6 +9,8 @@ from urllib.parse import quote, urlencode
 
 from flask import request
 
+from schemas.pages import Links
+
 HEADER = "Link"
 
 
@@ -25,26 +27,8 @@ def _url(name: str, value) -> str:
     return f"{request.base_url}?{query}" if query else request.base_url
 
 
-def _header(relations: dict, name: str) -> str:
-    return ", ".join(f'<{_url(name, value)}>; rel="{rel}"' for rel, value in relations.items())
-
-
-def header(page: int, total_pages: int | None, full: bool) -> str:
-    """`first` always; `prev` after page 1; `next` before the last page, or, uncounted
-    (`count=none`), after a `full` page; `last` if any was counted."""
-    relations = {"first": 1}
-    if page > 1:
-        relations["prev"] = page - 1
-    if page < total_pages if total_pages is not None else full:
-        relations["next"] = page + 1
-    if total_pages:
-        relations["last"] = total_pages
-    return _header(relations, "page")
-
-
-def keyset_header(cursor: str | None) -> str:
-    """`first` (the URL without `cursor`), and `next` while there is a next page (7.4)."""
-    relations = {"first": None}
-    if cursor is not None:
-        relations["next"] = cursor
-    return _header(relations, "cursor")
+def header(links: Links) -> str:
+    """The header of the pages `links` names (schemas/pages.py decides which)."""
+    return ", ".join(
+        f'<{_url(links.parameter, value)}>; rel="{rel}"' for rel, value in links.relations.items()
+    )

@@ -1,4 +1,5 @@
-"""The query schemas load into the repositories' own query objects, field by field.
+"""The query schemas load into the repositories' own query objects, field by field; a list's
+field selection stays beside its query (`Listing`), for the answer alone.
 
 A schema field and a repository field are tied by name only where the query object is built,
 so a rename on either side must fail here rather than drop a filter without a word.
@@ -43,8 +44,10 @@ GIVEN = {
     "count": "none",
     "fields": "id",
 }
-# A cursor is made for one endpoint, so it is loaded in a request: tests/api/test_keyset.py.
+# A cursor is made by a page of its own list and order: tests/api/test_keyset.py.
 NEEDS_A_REQUEST = {"cursor"}
+# What the answer keeps and the repository never reads.
+SELECTION = "fields"
 # What a repository query holds that no parameter gives: the stored paths a list reads.
 DERIVED = {BotListQuery: {"reads"}, BotRequestListQuery: {"reads"}}
 # Each repository query, with the schemas that build it, the widest first.
@@ -65,19 +68,23 @@ def test_every_parameter_reaches_its_field_of_the_repositorys_query(built, schem
         for name, field in schema.fields.items()
         if name not in NEEDS_A_REQUEST
     }
-    query = schema.load({parameter: GIVEN[parameter] for parameter in parameters})
-
-    assert type(query) is built
+    loaded = schema.load({parameter: GIVEN[parameter] for parameter in parameters})
     defaults = schema.load({})
-    for name in parameters.values():
-        assert getattr(query, name) not in (None, getattr(defaults, name)), name
+    if SELECTION in parameters.values():
+        assert (loaded.selection, defaults.selection) == ({"id"}, None)
+        loaded, defaults = loaded.query, defaults.query
+
+    assert type(loaded) is built
+    for name in set(parameters.values()) - {SELECTION}:
+        assert getattr(loaded, name) not in (None, getattr(defaults, name)), name
 
 
 def test_every_field_of_a_repository_query_is_some_parameter():
     for built, schemas in FAMILIES:
         widest = schemas[0]()
         derived = DERIVED.get(built, set())
-        assert {field.name for field in dataclasses.fields(built)} == {*widest.fields, *derived}
+        parameters = set(widest.fields) - {SELECTION}
+        assert {field.name for field in dataclasses.fields(built)} == {*parameters, *derived}
 
 
 BOT_REQUEST_VIEW = {"inputs", "ip", "response", "createdAt", "updatedAt"}
@@ -111,5 +118,5 @@ SUMMARIES = {"bot.creditCost", "bot.name", "bot.slug", "createdBy.name", "organi
 def test_a_list_reads_the_stored_paths_of_its_view_or_selection(schema, view, selection, selected):
     """Stored names, not the answer's (`id` is `_id`, `organizationId` is `organization`),
     and a summary's own fields."""
-    assert schema().load({}).reads == {"_id", *view}
-    assert schema().load({"fields": selection}).reads == selected
+    assert schema().load({}).query.reads == {"_id", *view}
+    assert schema().load({"fields": selection}).query.reads == selected

@@ -1,20 +1,18 @@
-"""The page envelope and the error body shared by every endpoint."""
+"""A list's page as it is sent: its envelope (offset or keyset), its position made into the
+cursor, and the pages its `Link` header points to (contract 7.2, 7.4).
 
+`sent` is where a page the repository read becomes what the answer holds; the web layer then
+only writes the `Link` URLs (web/links.py) and dumps the body with `page_schema`'s envelope.
+"""
+
+import functools
 from dataclasses import dataclass
 
 from marshmallow import Schema, fields, post_dump
 
+from repositories.pages import KeysetPage, OffsetPage
+from schemas import cursors
 from schemas.selection import Selected, keep
-
-
-class ErrorSchema(Schema):
-    code = fields.Integer(required=True, metadata={"description": "The HTTP status."})
-    message = fields.String(required=True, metadata={"description": "A readable sentence."})
-    details = fields.Dict(
-        keys=fields.String(),
-        values=fields.List(fields.String()),
-        metadata={"description": "On a 400: the messages for each offending parameter."},
-    )
 
 
 class _Envelope(Schema):
@@ -39,8 +37,49 @@ class KeysetBody:
     total_pages: int | None
 
 
+@dataclass(frozen=True)
+class Links:
+    """The pages a page's `Link` header points to: each relation's value of `parameter`
+    (`page` or `cursor`), None for the list's URL without it."""
+
+    parameter: str
+    relations: dict
+
+
+def sent(page: OffsetPage | KeysetPage, sort: list, cursor_scope: str):
+    """(body, links) of a page: a keyset page's resume position becomes the cursor of
+    `next` for the list `cursor_scope` (schemas/cursors.py)."""
+    if isinstance(page, KeysetPage):
+        cursor = None if page.next is None else cursors.encode(page.next, sort, cursor_scope)
+        body = KeysetBody(page.results, page.limit, cursor, page.total_results, page.total_pages)
+        return body, Links("cursor", _keyset_relations(cursor))
+    full = len(page.results) == page.limit
+    return page, Links("page", _offset_relations(page.page, page.total_pages, full))
+
+
+def _offset_relations(page: int, total_pages: int | None, full: bool) -> dict:
+    """`first` always; `prev` after page 1; `next` before the last page, or, uncounted
+    (`count=none`), after a `full` page; `last` if any was counted."""
+    relations = {"first": 1}
+    if page > 1:
+        relations["prev"] = page - 1
+    if page < total_pages if total_pages is not None else full:
+        relations["next"] = page + 1
+    if total_pages:
+        relations["last"] = total_pages
+    return relations
+
+
+def _keyset_relations(cursor: str | None) -> dict:
+    """`first` (the URL without `cursor`), and `next` while there is a next page."""
+    relations = {"first": None}
+    if cursor is not None:
+        relations["next"] = cursor
+    return relations
+
+
 class PageSchema(Schema):
-    """The base of every list envelope (`page_schema`), by which a blueprint knows a page.
+    """The base of every list envelope (`page_schema`).
 
     It dumps an offset page or a keyset page (`KeysetBody`) with its own envelope, and the
     OpenAPI document shows it as either (`documented_as`).
@@ -71,8 +110,10 @@ _TOTALS = {
 }
 
 
+@functools.cache
 def page_schema(item_schema: type[Schema]) -> type[PageSchema]:
-    """The list envelopes around `item_schema`, named after it for the OpenAPI document."""
+    """The list envelopes around `item_schema`, named after it for the OpenAPI document: one
+    class per item schema, which lists of the same items share."""
     name = item_schema.__name__.removesuffix("Schema")
     results = fields.List(fields.Nested(item_schema), required=True)
     offset = _Envelope.from_dict(
