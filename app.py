@@ -12,6 +12,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 import commands
 from blueprints import bot_requests, bots, exports, health, usage
 from blueprints.converters import ObjectIdConverter
+from repositories.tokens import TokenRepository
+from repositories.users import UserRepository
 from runtime import admission, changes, database, logs
 from runtime.config import settings_from_env
 from web import (
@@ -83,7 +85,13 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     database.init_app(app, mongo_client)
     admission.init_app(app)
     changes.init_app(app)
-    authentication.init_app(app)
+    authentication.init_app(
+        app,
+        authentication.Lookups(
+            token=lambda db, token_hash: TokenRepository(db).find(token_hash),
+            user=lambda db, user_id: UserRepository(db).find(user_id),
+        ),
+    )
     errors.init_app(app)
     request_ids.init_app(app)
     timing.init_app(app)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from bson import ObjectId
 
 from access.callers import Caller
-from access.exceptions import Forbidden
+from domain.errors import Forbidden
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from flask import Flask, g
 
 from access.callers import caller_for
-from repositories import timestamps
+from domain import timestamps
 from repositories.tokens import TokenRepository
 from runtime.bearer_tokens import hash_token
 

@@ -5,14 +5,16 @@ from repositories import exports
 from repositories.bot_requests import BotRequestRepository
 from runtime.database import get_db
 from schemas.exports import (
-    MEDIA_TYPES,
     Export,
+    ExportQuery,
     OrganizationRequestExportQuerySchema,
     RequestExportQuerySchema,
 )
+from web import export_files
 from web.authentication import current_caller
 from web.blueprint import Blueprint
 from web.downloads import streamed
+from web.export_files import MEDIA_TYPES
 
 blp = Blueprint(
     "exports",
@@ -32,9 +34,9 @@ def _download(export: Export, visibility, scope: str):
     batches = exports.batches(BotRequestRepository(get_db()), visibility, export.query)
     return streamed(
         batches,
-        export.write,
-        head=export.head(),
-        media_type=export.media_type,
+        export_files.writer(export),
+        head=export_files.head(export),
+        media_type=MEDIA_TYPES[export.format],
         filename=export.filename(scope),
     )
 
@@ -43,14 +45,15 @@ def _download(export: Export, visibility, scope: str):
 @blp.doc(operationId="exportBotRequests")
 @blp.login_required
 @blp.error_responses(403)
-@blp.arguments(RequestExportQuerySchema, location="query", arg_name="export")
+@blp.arguments(RequestExportQuerySchema, location="query", arg_name="asked")
 @blp.download(list(MEDIA_TYPES.values()), _DOWNLOAD)
-def export_bot_requests(export):
+def export_bot_requests(asked: ExportQuery):
     """Export the caller's bot requests and those of its organizations.
 
     The requests of 4.1, over a period (by default the last 30 days, at most 366), with its
     filters, `sortBy` and `fields`, without paging. For user tokens only.
     """
+    export = export_files.negotiated(asked)
     caller = current_caller()
     return _download(export, policy.bot_requests(caller), f"user-{caller.id}")
 
@@ -59,14 +62,15 @@ def export_bot_requests(export):
 @blp.doc(operationId="exportOrganizationBotRequests")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.arguments(OrganizationRequestExportQuerySchema, location="query", arg_name="export")
+@blp.arguments(OrganizationRequestExportQuerySchema, location="query", arg_name="asked")
 @blp.download(list(MEDIA_TYPES.values()), _DOWNLOAD)
-def export_organization_bot_requests(organization_id, export):
+def export_organization_bot_requests(organization_id, asked: ExportQuery):
     """Export an organization's bot requests.
 
     The requests of 4.2, over a period (by default the last 30 days, at most 366), with its
     filters, `sortBy` and `fields`, without paging. For the organization's members and its
     own organization token.
     """
+    export = export_files.negotiated(asked)
     visibility = policy.organization(current_caller(), organization_id)
     return _download(export, visibility, f"organization-{organization_id}")

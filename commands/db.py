@@ -9,7 +9,7 @@ import click
 
 from commands import demo, load_files, load_writes, loading
 from commands.groups import DatabaseGroup
-from repositories import timestamps
+from domain import timestamps
 from repositories.indexes import IndexConflict, Outcome, index_outcomes
 from repositories.token_admin import TokenAdmin
 from runtime.bearer_tokens import hash_token, new_token

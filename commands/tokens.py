@@ -8,9 +8,9 @@ import datetime as dt
 import click
 from bson import ObjectId
 
-from access.exceptions import NotFound
 from commands.groups import DatabaseGroup
-from repositories import timestamps
+from domain import timestamps
+from domain.errors import NotFound
 from repositories.token_admin import TokenAdmin
 from runtime.bearer_tokens import hash_token, new_token
 from runtime.database import admin_db

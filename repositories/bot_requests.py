@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from bson import ObjectId
 from pymongo.database import Database
 
-from access.exceptions import NotFound
 from access.policy import Visibility
-from repositories import timestamps
+from domain import timestamps
+from domain.errors import NotFound
 from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list, first_documents
 from repositories.reads import contains, fields_of, get_one, lookup_one
 

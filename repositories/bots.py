@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from bson import ObjectId
 from pymongo.database import Database
 
-from access.exceptions import NotFound
 from access.policy import BotAccess, Visibility
+from domain.errors import NotFound
 from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list
 from repositories.reads import (
     contains,

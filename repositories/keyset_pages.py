@@ -8,8 +8,8 @@ next page exists, and the last item of the page is where the next one resumes.
 
 from pymongo.collection import Collection
 
-from access.exceptions import InvalidParameter
 from access.policy import Visibility
+from domain.errors import InvalidParameter
 from repositories.bson_order import (
     TAIL,
     WALK,

@@ -8,7 +8,7 @@ import datetime as dt
 from bson import ObjectId
 from pymongo.database import Database
 
-from access.exceptions import NotFound
+from domain.errors import NotFound
 from repositories.reads import equals_ignoring_case, lookup_one
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pymongo.database import Database
 
 from access.policy import Visibility
-from repositories import timestamps
+from domain import timestamps
 from repositories.reads import lookup_one
 
 _DAY_FORMAT = "%Y-%m-%d"

@@ -5,7 +5,7 @@ import datetime as dt
 from marshmallow import ValidationError, post_load
 from marshmallow.validate import OneOf
 
-from repositories import timestamps
+from domain import timestamps
 from repositories.usage import UsageQuery
 from schemas.queries import StrictQuerySchema, built
 from schemas.query_fields import QueryText, QueryTimestamp

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from marshmallow import Schema, ValidationError, fields
 
-from access.exceptions import InvalidParameter
+from domain.errors import InvalidParameter
 
 
 def names(item_schema: type[Schema]) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from bson import Decimal128, ObjectId
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validates_schema
 from marshmallow.validate import Length, OneOf, Regexp
 
-from repositories import timestamps
+from domain import timestamps
 
 MAX_TEXT = 10_000
 

@@ -12,15 +12,18 @@ at once and guessing fills no memory; expiry is checked on every use either way 
 token's `expiresAt`, a JWT's `exp`).
 """
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from blinker import Namespace
+from bson import ObjectId
 from flask import Flask, current_app
 from flask_httpauth import HTTPTokenAuth
+from pymongo.database import Database
 
 from access.callers import Caller, caller_for, user_caller
 from access.jwt_tokens import JwtVerifier, looks_like_jwt
-from repositories import timestamps
-from repositories.tokens import TokenRepository
-from repositories.users import UserRepository
+from domain import timestamps
 from runtime.bearer_tokens import hash_token
 from runtime.database import get_primary_db
 from web.errors import json_error, status_message
@@ -34,7 +37,18 @@ auth = HTTPTokenAuth(scheme="Bearer")
 authentication_failed = Namespace().signal("authentication-failed")
 
 
-def init_app(app: Flask) -> None:
+@dataclass(frozen=True)
+class Lookups:
+    """Where a token's caller is read from, given by the app factory (the repositories of
+    tokens and users), so that the web layer reads no collection itself: the stored token
+    with what it names, by the token's hash; a JWT's user, by id."""
+
+    token: Callable[[Database, str], dict | None]
+    user: Callable[[Database, ObjectId], dict | None]
+
+
+def init_app(app: Flask, lookups: Lookups) -> None:
+    app.extensions["caller_lookups"] = lookups
     app.extensions["jwt"] = JwtVerifier.from_settings(
         app.config.get("JWT_SECRET"),
         app.config.get("JWT_PUBLIC_KEY"),
@@ -56,7 +70,7 @@ def _jwt_caller(token: str) -> Caller | None:
         return None
     user = current_app.extensions["token_cache"].get(
         ("jwt", hash_token(token)),
-        lambda: UserRepository(get_primary_db()).find(user_id),
+        lambda: current_app.extensions["caller_lookups"].user(get_primary_db(), user_id),
         lambda user: [("users", user["_id"])],
     )
     return None if user is None else user_caller(user)
@@ -64,8 +78,9 @@ def _jwt_caller(token: str) -> Caller | None:
 
 def _opaque_caller(token: str) -> Caller | None:
     token_hash = hash_token(token)
+    lookups = current_app.extensions["caller_lookups"]
     document = current_app.extensions["token_cache"].get(
-        ("token", token_hash), lambda: TokenRepository(get_primary_db()).find(token_hash), _made_of
+        ("token", token_hash), lambda: lookups.token(get_primary_db(), token_hash), _made_of
     )
     return caller_for(document, timestamps.now())
 

@@ -14,7 +14,7 @@ from flask import Flask, Response, json
 from pymongo.errors import PyMongoError
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
-from access.exceptions import DomainError, InvalidParameter
+from domain.errors import DomainError, InvalidParameter
 from runtime import database
 from runtime.admission import DatabaseBusy
 from schemas.errors import ErrorSchema

@@ -285,7 +285,7 @@ def test_a_request_on_a_bound_of_the_period_or_a_window_is_exported_once(
     """On the indexes, a request stored exactly at `createdFrom` is in the list, the usage and
     the export, and one stored exactly on a window's edge is in exactly one window. The
     embedded engine's `$gte` on a descending index left such a request out
-    (repositories/timestamps.py)."""
+    (domain/timestamps.py)."""
     ensure_indexes(db)
     monkeypatch.setattr(repositories_exports, "FIRST_WINDOW", dt.timedelta(hours=1))
     monkeypatch.setattr(exports, "BATCH", 4)

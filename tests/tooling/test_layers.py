@@ -1,5 +1,8 @@
 """The packages form layers that only point down (docs/development.md, Layout): a package
-imports only packages below it, so `runtime/` at the bottom imports none of the project's."""
+imports only packages below it, so `domain/` and `runtime/` at the bottom import none of the
+project's. Two more rules keep the web apart from the data: `web/` imports no repository
+(its pages come through `schemas/`), and no schema imports Flask (a query string is loaded,
+a cursor made, an answer dumped, without a request)."""
 
 import ast
 from pathlib import Path
@@ -8,6 +11,7 @@ from tests.support import ROOT
 
 # Bottom first; packages of one rank never import each other.
 LAYERS = {
+    "domain": 0,
     "runtime": 0,
     "access": 1,
     "repositories": 2,
@@ -37,6 +41,20 @@ def test_every_package_imports_only_packages_below_it():
         if LAYERS[imported] >= rank
     ]
     assert upward == []
+
+
+# Packages a package must not import though they are below it.
+APART = {"web": {"repositories"}, "schemas": {"flask", "flask_smorest", "werkzeug"}}
+
+
+def test_the_web_reads_no_repository_and_no_schema_needs_a_request():
+    imported = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for package, forbidden in APART.items()
+        for path in sorted((ROOT / package).glob("*.py"))
+        for name in sorted(_imports(path) & forbidden)
+    ]
+    assert imported == []
 
 
 def test_every_package_of_the_project_has_its_layer():

@@ -5,8 +5,8 @@ from bson import ObjectId
 
 from access import policy
 from access.callers import Caller
-from access.exceptions import Forbidden
 from access.policy import EVERYTHING, NOTHING, Visibility
+from domain.errors import Forbidden
 
 ACME = ObjectId("aaaaaaaaaaaaaaaaaaaaaaaa")
 OTHER = ObjectId("bbbbbbbbbbbbbbbbbbbbbbbb")

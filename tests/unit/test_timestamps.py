@@ -1,8 +1,8 @@
-"""repositories/timestamps.py: the time now, in the form stored timestamps come back in."""
+"""domain/timestamps.py: the time now, in the form stored timestamps come back in."""
 
 import datetime as dt
 
-from repositories import timestamps
+from domain import timestamps
 
 
 def test_now_is_naive_utc_in_whole_milliseconds():

@@ -1,6 +1,7 @@
-"""Domain exceptions: raised by the policy and the repositories, which know nothing of HTTP.
+"""Domain exceptions: raised by the policy, the repositories and the schemas' checks against
+the data, which know nothing of HTTP.
 
-The error module maps each one to its status and the JSON error body.
+web/errors.py maps each one to its status and the JSON error body.
 """
 
 

@@ -1,0 +1,1 @@
+"""What every layer shares and none owns: the domain errors and the stored timestamps."""
