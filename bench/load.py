@@ -22,7 +22,7 @@ from bson import json_util
 
 from bench import dataset, servers
 from bench.run import RESULTS, VAR, env_number, machine
-from schemas.stored import COLLECTIONS
+from schemas.loaded_documents import COLLECTIONS
 
 FLASK = servers.BIN / "flask"
 

@@ -2,7 +2,7 @@
 
 from access import policy
 from repositories.bot_requests import BotRequestRepository
-from runtime.database import get_db
+from runtime.database import admitted_db
 from schemas.bot_requests import BotRequestSchema
 from schemas.queries import (
     BotRequestItemQuerySchema,
@@ -36,7 +36,7 @@ def list_bot_requests(query):
     Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
     """
     visibility = policy.bot_requests(current_caller())
-    return BotRequestRepository(get_db()).find_page(visibility, query)
+    return BotRequestRepository(admitted_db()).find_page(visibility, query)
 
 
 @blp.route("/requests/<objectid:bot_request_id>/")
@@ -53,7 +53,9 @@ def get_bot_request(bot_request_id, fields=None):
     """
     visibility = policy.bot_requests(current_caller())
     reads = stored_paths(BotRequestSchema, fields)
-    return selected(BotRequestRepository(get_db()).get(visibility, bot_request_id, reads), fields)
+    return selected(
+        BotRequestRepository(admitted_db()).get(visibility, bot_request_id, reads), fields
+    )
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/")
@@ -68,7 +70,7 @@ def list_organization_bot_requests(query, organization_id):
     Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    return BotRequestRepository(get_db()).find_page(visibility, query)
+    return BotRequestRepository(admitted_db()).find_page(visibility, query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/<objectid:bot_request_id>/")
@@ -86,4 +88,6 @@ def get_organization_bot_request(organization_id, bot_request_id, fields=None):
     """
     visibility = policy.organization_bot_request(current_caller(), organization_id)
     reads = stored_paths(BotRequestSchema, fields)
-    return selected(BotRequestRepository(get_db()).get(visibility, bot_request_id, reads), fields)
+    return selected(
+        BotRequestRepository(admitted_db()).get(visibility, bot_request_id, reads), fields
+    )

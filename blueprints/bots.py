@@ -4,7 +4,7 @@ from flask import current_app
 
 from access import policy
 from repositories.catalogue import Catalogue
-from runtime.database import get_primary_db
+from runtime.database import admitted_primary_db
 from schemas.bots import (
     BotSchema,
     OneBotSchema,
@@ -100,4 +100,4 @@ def get_organization_bot(organization_id, slug, fields=None):
 
 
 def _catalogue() -> Catalogue:
-    return Catalogue(current_app.extensions["catalogue_cache"], get_primary_db)
+    return Catalogue(current_app.extensions["catalogue_cache"], admitted_primary_db)

@@ -3,7 +3,7 @@
 from access import policy
 from repositories import exports
 from repositories.bot_requests import BotRequestRepository
-from runtime.database import get_db
+from runtime.database import admitted_db
 from schemas.exports import (
     Export,
     ExportQuery,
@@ -31,7 +31,7 @@ _DOWNLOAD = (
 
 
 def _download(export: Export, visibility, scope: str):
-    batches = exports.batches(BotRequestRepository(get_db()), visibility, export.query)
+    batches = exports.batches(BotRequestRepository(admitted_db()), visibility, export.query)
     return streamed(
         batches,
         export_files.writer(export),

@@ -2,9 +2,8 @@
 
 from access import policy
 from repositories.usage import UsageRepository
-from runtime.database import get_db
-from schemas.periods import OrganizationUsageQuerySchema, UsageQuerySchema
-from schemas.usage import UsageSchema
+from runtime.database import admitted_db
+from schemas.usage import OrganizationUsageQuerySchema, UsageQuerySchema, UsageSchema
 from web.authentication import current_caller
 from web.blueprint import Blueprint
 
@@ -31,7 +30,7 @@ def get_usage(query):
     inclusive, `to` exclusive, at most 366 days apart.
     """
     visibility = policy.own_usage(current_caller())
-    return UsageRepository(get_db()).summary(visibility, query)
+    return UsageRepository(admitted_db()).summary(visibility, query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/usage/")
@@ -48,4 +47,4 @@ def get_organization_usage(organization_id, query):
     share.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    return UsageRepository(get_db()).summary(visibility, query)
+    return UsageRepository(admitted_db()).summary(visibility, query)

@@ -1,6 +1,6 @@
 """What `db load` reads: data files parsed into documents, each checked against its
-collection's schema (schemas/stored.py), every problem kept with the file, collection, index
-and field it is about.
+collection's schema (schemas/loaded_documents.py), every problem kept with the file,
+collection, index and field it is about.
 
 A file is `{"<collection>": [documents...], ...}` in JSON or MongoDB Extended JSON.
 """
@@ -14,7 +14,7 @@ from bson import json_util
 from bson.errors import BSONError
 from marshmallow import ValidationError
 
-from schemas.stored import COLLECTIONS
+from schemas.loaded_documents import COLLECTIONS
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pymongo.database import Database
 from pymongo.errors import BulkWriteError, PyMongoError
 
 from commands.load_files import Entry
-from schemas.stored import COLLECTIONS
+from schemas.loaded_documents import COLLECTIONS
 
 BATCH_SIZE = 1000
 

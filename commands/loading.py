@@ -19,7 +19,7 @@ from marshmallow import Schema, fields
 from pymongo.database import Database
 
 from commands.load_files import Entry, Problem, read_files, validate_documents
-from schemas.stored import COLLECTIONS
+from schemas.loaded_documents import COLLECTIONS
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ _BOT_COST = {"$cond": [{"$isNumber": "$bot.creditCost"}, "$bot.creditCost", 0]}
 
 @dataclass(frozen=True, kw_only=True)
 class UsageQuery:
-    """A usage summary's parameters (schemas/periods.py builds it): `end` exclusive."""
+    """A usage summary's parameters (schemas/usage.py builds it): `end` exclusive."""
 
     start: dt.datetime
     end: dt.datetime

@@ -69,7 +69,7 @@ def init_app(app: Flask, client: MongoClient | None = None) -> None:
     serves the command line and the change stream too.
 
     The change stream's client finds the server and connects as a request's does, but waits
-    STREAM_TIMEOUT_MS for an answer, and reads the primary (`get_primary_db`). It is a
+    STREAM_TIMEOUT_MS for an answer, and reads the primary (`admitted_primary_db`). It is a
     client of its own rather than an operation timeout on the request's client: under an
     operation timeout the driver retries a lost connection until the timeout runs out, so a
     cut stream would be reported only that much later.
@@ -92,19 +92,20 @@ def init_app(app: Flask, client: MongoClient | None = None) -> None:
     app.extensions["mongo"] = client
 
 
-def get_db() -> Database:
-    """The request's database, once it holds one of its worker's permits (`admission`)."""
+def admitted_db() -> Database:
+    """The request's database, once it holds one of its worker's permits (`admission`): named
+    so, since the call may wait for a permit or end the request with a 503."""
     admission.admit()
     app = current_app
     return app.extensions["mongo"][app.config["MONGODB_DB"]]
 
 
-def get_primary_db() -> Database:
+def admitted_primary_db() -> Database:
     """The request's database as the caches must read it (runtime/exact_cache.py): on the
     primary while there is one, whatever MONGODB_READ_PREFERENCE says, and only what a
     majority holds. The change stream reports exactly those writes; a lagging secondary, or a
     write later rolled back, would otherwise put into a cache what no event will take out."""
-    return get_db().with_options(
+    return admitted_db().with_options(
         read_preference=ReadPreference.PRIMARY_PREFERRED, read_concern=ReadConcern("majority")
     )
 

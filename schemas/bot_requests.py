@@ -2,13 +2,13 @@
 
 from marshmallow import fields
 
-from schemas.documents import DocumentSchema
-from schemas.fields import BsonValue, StoredId, TimestampField, stored_as_is
+from schemas.document_dump import DocumentSchema
+from schemas.fields import BsonValue, IdText, TimestampField, stored_as_is
 from schemas.summaries import BotSummarySchema, NameSummarySchema
 
 
 class BotRequestSchema(DocumentSchema):
-    id = StoredId(attribute="_id", required=True)
+    id = IdText(attribute="_id", required=True)
     bot = fields.Nested(BotSummarySchema, dump_default=None, allow_none=True)
     createdBy = fields.Nested(NameSummarySchema, dump_default=None, allow_none=True)
     organization = fields.Nested(NameSummarySchema, dump_default=None, allow_none=True)

@@ -2,8 +2,8 @@
 
 from marshmallow import Schema, fields
 
-from schemas.documents import DocumentSchema
-from schemas.fields import BsonNumber, BsonValue, StoredId, TimestampField, stored_as_is
+from schemas.document_dump import DocumentSchema
+from schemas.fields import BsonNumber, BsonValue, IdText, TimestampField, stored_as_is
 from schemas.selection import Selected, keep
 from schemas.summaries import (
     OrganizationSummarySchema,
@@ -19,7 +19,7 @@ class BotSchema(DocumentSchema):
     response schemas here and in schemas/bot_requests.py are documented so.
     """
 
-    id = StoredId(attribute="_id", required=True)
+    id = IdText(attribute="_id", required=True)
     slug = fields.String(dump_default=None)
     name = fields.String(dump_default=None)
     description = fields.String(dump_default=None, allow_none=True)
@@ -30,13 +30,13 @@ class BotSchema(DocumentSchema):
 
 
 class OrganizationBotListItemSchema(BotSchema):
-    organizationId = StoredId(attribute="organization")
+    organizationId = IdText(attribute="organization")
 
 
 class BotDetailSchema(BotSchema):
     """The admin view of 4.7."""
 
-    organizationId = StoredId(attribute="organization", dump_default=None, allow_none=True)
+    organizationId = IdText(attribute="organization", dump_default=None, allow_none=True)
     isPublic = fields.Boolean(dump_default=None)
     service = fields.Nested(ServiceSummarySchema, dump_default=None, allow_none=True)
     tags = fields.List(fields.Nested(TagSummarySchema), dump_default=())

@@ -78,7 +78,7 @@ def _datetime_ms(value: DatetimeMS) -> str | int:
         return int(value)
 
 
-class StoredId(fields.Field):
+class IdText(fields.Field):
     """A stored document's id, or a reference to one, as text: an ObjectId as its 24
     lowercase hex characters. Another writer may use ids of another type (text, a number),
     which show as text too; so the OpenAPI document promises a string, not the pattern."""

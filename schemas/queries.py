@@ -1,5 +1,5 @@
 """Query-string schemas of the lists and single items, typed (docs/api.md, Query parameters);
-the periods of usage and exports are in schemas/periods.py.
+usage's are in schemas/usage.py, exports' in schemas/exports.py.
 
 A list query loads into a `Listing`: the repository's own query object (`BotListQuery`...),
 and the field selection that only the answer keeps.

@@ -3,8 +3,8 @@ organization, a service or a tag."""
 
 from marshmallow import fields
 
-from schemas.documents import DocumentSchema
-from schemas.fields import BsonNumber, StoredId
+from schemas.document_dump import DocumentSchema
+from schemas.fields import BsonNumber, IdText
 
 
 class BotSummarySchema(DocumentSchema):
@@ -18,14 +18,14 @@ class NameSummarySchema(DocumentSchema):
 
 
 class ServiceSummarySchema(DocumentSchema):
-    id = StoredId(attribute="_id", required=True)
+    id = IdText(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)
     slug = fields.String(dump_default=None, required=True)
     directory = fields.String(dump_default=None, required=True, allow_none=True)
 
 
 class _IdNameSummarySchema(DocumentSchema):
-    id = StoredId(attribute="_id", required=True)
+    id = IdText(attribute="_id", required=True)
     name = fields.String(dump_default=None, required=True)
 
 

@@ -1,8 +1,14 @@
-"""The usage summary (7.3)."""
+"""Usage summaries (7.3): the query string, a period grouped by bot, day or user, and the
+summary sent."""
 
-from marshmallow import Schema, fields, pre_dump
+from marshmallow import Schema, fields, post_load, pre_dump
+from marshmallow.validate import OneOf
 
+from repositories.usage import UsageQuery
 from schemas.fields import BsonValue, TimestampField, json_safe
+from schemas.periods import MAX_PERIOD_DAYS, PERIOD_DAYS, period
+from schemas.queries import StrictQuerySchema, built
+from schemas.query_fields import QueryText, QueryTimestamp
 
 _CREDITS = {
     "type": "number",
@@ -70,3 +76,41 @@ class UsageSchema(Schema):
             "credits": None if None in credits else sum(credits),
         }
         return {**vars(usage), "results": results, "totals": totals}
+
+
+def _group_by(*groups: str):
+    return QueryText(
+        data_key="groupBy",
+        load_default=groups[0],
+        validate=OneOf(groups),
+        metadata={"description": f"What the results are grouped by: {', '.join(groups)}."},
+    )
+
+
+class UsageQuerySchema(StrictQuerySchema):
+    """7.3: a period, `to` exclusive; by default the 30 days before `to`, which is now."""
+
+    start = QueryTimestamp(
+        data_key="from",
+        metadata={
+            "description": "Start of the period (inclusive): ISO 8601 with `Z` or an offset, or "
+            f"a date alone for midnight UTC. Default: {PERIOD_DAYS} days before `to`."
+        },
+    )
+    end = QueryTimestamp(
+        data_key="to",
+        metadata={
+            "description": "End of the period (exclusive), written as `from`; later than "
+            f"`from`, and at most {MAX_PERIOD_DAYS} days after it. Default: now."
+        },
+    )
+    group_by = _group_by("bot", "day")
+
+    @post_load
+    def period(self, data, **kwargs) -> UsageQuery:
+        start, end = period(data.get("start"), data.get("end"), ("from", "to"))
+        return built(UsageQuery, self, {**data, "start": start, "end": end})
+
+
+class OrganizationUsageQuerySchema(UsageQuerySchema):
+    group_by = _group_by("bot", "day", "user")

@@ -25,7 +25,7 @@ from access.callers import Caller, caller_for, user_caller
 from access.jwt_tokens import JwtVerifier, looks_like_jwt
 from domain import timestamps
 from runtime.bearer_tokens import hash_token
-from runtime.database import get_primary_db
+from runtime.database import admitted_primary_db
 from web.errors import json_error, status_message
 
 MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
@@ -70,7 +70,7 @@ def _jwt_caller(token: str) -> Caller | None:
         return None
     user = current_app.extensions["token_cache"].get(
         ("jwt", hash_token(token)),
-        lambda: current_app.extensions["caller_lookups"].user(get_primary_db(), user_id),
+        lambda: current_app.extensions["caller_lookups"].user(admitted_primary_db(), user_id),
         lambda user: [("users", user["_id"])],
     )
     return None if user is None else user_caller(user)
@@ -80,7 +80,7 @@ def _opaque_caller(token: str) -> Caller | None:
     token_hash = hash_token(token)
     lookups = current_app.extensions["caller_lookups"]
     document = current_app.extensions["token_cache"].get(
-        ("token", token_hash), lambda: lookups.token(get_primary_db(), token_hash), _made_of
+        ("token", token_hash), lambda: lookups.token(admitted_primary_db(), token_hash), _made_of
     )
     return caller_for(document, timestamps.now())
 

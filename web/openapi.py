@@ -17,7 +17,7 @@ from marshmallow import fields
 
 from schemas.cursors import MAX_LENGTH as CURSOR_LENGTH
 from schemas.cursors import CursorField
-from schemas.fields import BsonNumber, StoredId, TimestampField
+from schemas.fields import BsonNumber, IdText, TimestampField
 from schemas.query_fields import CommaSeparatedIds, ObjectIdString, QueryText, SortBy
 from schemas.selection import FieldSelection
 from web.caching import CACHE_CONTROL
@@ -52,7 +52,7 @@ _ID = "[0-9a-fA-F]{24}"
 
 _FIELD_TYPES = (
     (ObjectIdString, "string", None),
-    (StoredId, "string", None),
+    (IdText, "string", None),
     (TimestampField, "string", "date-time"),
     (BsonNumber, "number", None),
     (CommaSeparatedIds, "string", None),
@@ -64,7 +64,7 @@ _FIELD_TYPES = (
 _CONSTRAINTS = (
     (ObjectIdString, {"pattern": f"^{_ID}$"}),
     (CursorField, {"maxLength": CURSOR_LENGTH, "pattern": "^[A-Za-z0-9_-]+$"}),
-    (StoredId, {"description": "Usually 24 lowercase hexadecimal characters (an ObjectId)."}),
+    (IdText, {"description": "Usually 24 lowercase hexadecimal characters (an ObjectId)."}),
     (CommaSeparatedIds, {"pattern": f"^{_ID}(,{_ID}){{0,{CommaSeparatedIds.MAX_IDS - 1}}}$"}),
     (
         QueryText,

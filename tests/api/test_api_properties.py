@@ -12,10 +12,10 @@ from app import create_app
 from domain.errors import InvalidParameter
 from schemas.bots import BotDetailSchema, BotSchema
 from schemas.exports import OrganizationRequestExportQuerySchema
-from schemas.periods import OrganizationUsageQuerySchema
 from schemas.queries import MAX_OFFSET
 from schemas.query_fields import QueryTimestamp
 from schemas.selection import names
+from schemas.usage import OrganizationUsageQuerySchema
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World
 from web import export_files

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from app import create_app
-from runtime.database import get_db
+from runtime.database import admitted_db
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World, bearer
 from tests.support.wire_server import WireServer
@@ -46,7 +46,7 @@ def app(server):
 def test_outage_is_a_prompt_503_and_the_service_recovers(server, app):
     client = app.test_client()
     with app.app_context():
-        world = World(get_db())
+        world = World(admitted_db())
         world.bot("steady")
         token = world.token(user=world.user("Ada"))
 

@@ -10,7 +10,7 @@ from marshmallow import Schema
 from repositories.pages import OffsetPage
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotDetailSchema, BotSchema, OrganizationBotListItemSchema
-from schemas.documents import DocumentSchema
+from schemas.document_dump import DocumentSchema
 from schemas.pages import page_schema
 
 STAMP = dt.datetime(2026, 1, 2, 3, 4, 5, 678000)

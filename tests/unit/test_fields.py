@@ -12,7 +12,7 @@ from access.policy import EVERYTHING, NOTHING, Visibility
 from repositories.bson_order import sort_order
 from repositories.pages import OffsetPage, fetch_page
 from repositories.reads import contains, disjoint_filters, equals_ignoring_case
-from schemas.fields import BsonNumber, StoredId, TimestampField, format_timestamp, json_safe
+from schemas.fields import BsonNumber, IdText, TimestampField, format_timestamp, json_safe
 from schemas.query_fields import (
     CommaSeparatedIds,
     ObjectIdString,
@@ -164,7 +164,7 @@ def test_object_id_string():
 
 
 def test_stored_id_is_text_whatever_its_type():
-    field = StoredId()
+    field = IdText()
     assert field.serialize("v", {"v": ObjectId(ID)}) == ID
     assert field.serialize("v", {"v": "legacy-1"}) == "legacy-1"
     assert field.serialize("v", {"v": 42}) == "42"

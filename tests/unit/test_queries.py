@@ -12,13 +12,13 @@ import pytest
 from repositories.bot_requests import BotRequestListQuery
 from repositories.bots import BotListQuery
 from repositories.usage import UsageQuery
-from schemas.periods import OrganizationUsageQuerySchema, UsageQuerySchema
 from schemas.queries import (
     BotListQuerySchema,
     BotRequestListQuerySchema,
     OrganizationBotListQuerySchema,
     OrganizationBotRequestListQuerySchema,
 )
+from schemas.usage import OrganizationUsageQuerySchema, UsageQuerySchema
 
 ID = "0123456789abcdef01234567"
 # A value for every parameter of every list and usage query.

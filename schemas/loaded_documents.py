@@ -22,7 +22,7 @@ from domain import timestamps
 MAX_TEXT = 10_000
 
 
-class StoredId(fields.Field):
+class LoadedObjectId(fields.Field):
     """An ObjectId: Extended JSON `{"$oid": ...}` or 24 hexadecimal characters."""
 
     default_error_messages = {"invalid": "Not a valid id: expected an ObjectId or 24 hex digits."}
@@ -86,7 +86,7 @@ def _text(**kwargs):
 
 
 def _reference(collection: str, **kwargs):
-    return StoredId(metadata={"references": collection}, **kwargs)
+    return LoadedObjectId(metadata={"references": collection}, **kwargs)
 
 
 def _optional_reference(collection: str):
@@ -101,7 +101,7 @@ class StoredDocument(Schema):
     class Meta:
         unknown = INCLUDE
 
-    _id = StoredId(required=True)
+    _id = LoadedObjectId(required=True)
 
 
 class OrganizationDocument(StoredDocument):
