@@ -16,8 +16,8 @@ import pytest
 
 from app import create_app
 from runtime.bearer_tokens import hash_token
-from tests.api.test_round_trips import CommandLog
 from tests.conftest import TEST_SETTINGS, wait_until
+from tests.support.command_log import CommandLog
 from tests.support.factories import World, bearer
 
 SECOND = 1.0

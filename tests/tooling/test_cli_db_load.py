@@ -10,8 +10,8 @@ from bson import Decimal128, ObjectId, json_util
 from app import create_app
 from commands import load_writes
 from runtime.bearer_tokens import hash_token
-from tests.api.test_round_trips import CommandLog
 from tests.conftest import TEST_SETTINGS
+from tests.support.command_log import CommandLog
 from tests.support.factories import bearer
 
 ORG = "65a000000000000000000001"

@@ -33,8 +33,8 @@ from schemas.queries import (
     OrganizationBotListQuerySchema,
     OrganizationBotRequestListQuerySchema,
 )
-from tests.api.test_round_trips import CommandLog
 from tests.conftest import TEST_SETTINGS
+from tests.support.command_log import CommandLog
 from tests.support.factories import World, bearer
 
 FILLER_BOTS = 6_000

@@ -9,40 +9,18 @@ wire and no monitoring. With the caches on, tests/api/test_exact_caches.py count
 """
 
 import datetime as dt
-import threading
 import uuid
 
 import jwt
 import pymongo
 import pytest
-from pymongo import monitoring
 
 from app import create_app
 from repositories import keyset_pages
 from repositories.indexes import ensure_indexes
 from tests.conftest import TEST_SETTINGS
+from tests.support.command_log import CommandLog
 from tests.support.factories import World, bearer
-
-
-class CommandLog(monitoring.CommandListener):
-    def __init__(self):
-        self.commands: list[dict] = []
-        self._lock = threading.Lock()
-
-    def started(self, event):
-        with self._lock:
-            self.commands.append(event.command)
-
-    def succeeded(self, event):
-        pass
-
-    def failed(self, event):
-        pass
-
-    def take(self) -> list[dict]:
-        with self._lock:
-            taken, self.commands = self.commands, []
-        return taken
 
 
 @pytest.fixture
