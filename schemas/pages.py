@@ -46,7 +46,9 @@ class Links:
     relations: dict
 
 
-def sent(page: OffsetPage | KeysetPage, sort: list, cursor_scope: str):
+def sent(
+    page: OffsetPage | KeysetPage, sort: list, cursor_scope: str
+) -> tuple[OffsetPage | KeysetBody, Links]:
     """(body, links) of a page: a keyset page's resume position becomes the cursor of
     `next` for the list `cursor_scope` (schemas/cursors.py)."""
     if isinstance(page, KeysetPage):

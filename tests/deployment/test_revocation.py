@@ -36,9 +36,10 @@ def server(module_gunicorns):
 
 
 def _revoke_by_cli(uri: str, db_name: str, token_id, **env) -> str:
-    """`flask --app app tokens revoke`, run as an operator runs it; its standard output."""
+    """`flask tokens revoke`, run as an operator runs it, from the project folder (Flask finds
+    the app in wsgi.py there); its standard output."""
     result = subprocess.run(
-        [str(FLASK), "--app", "app", "tokens", "revoke", str(token_id)],
+        [str(FLASK), "tokens", "revoke", str(token_id)],
         cwd=ROOT,
         env={**os.environ, "MONGODB_URI": uri, "MONGODB_DB": db_name, **env},
         capture_output=True,

@@ -30,9 +30,12 @@ LINE = re.compile(r"^(\w+)\.(\S+): (built in \d+\.\d s|already there|reused .*)$
 
 
 def flask_db(uri: str, db_name: str, *args: str, **settings) -> subprocess.CompletedProcess:
+    """`flask db …` as the README writes it, from the project folder, where Flask finds the
+    app in wsgi.py without `--app`."""
     environment = {**os.environ, "MONGODB_URI": uri, "MONGODB_DB": db_name, **settings}
+    environment.pop("FLASK_APP", None)
     return subprocess.run(
-        [str(FLASK), "--app", "app", "db", *args],
+        [str(FLASK), "db", *args],
         cwd=ROOT,
         env=environment,
         capture_output=True,
