@@ -81,9 +81,7 @@ def main() -> None:
         ]:
             seconds, output = run(uri, db_name, *args)
             steps[step] = round(seconds, 1)
-            print(
-                f"$ flask --app app db {' '.join(args)}    # {seconds:.1f} s\n{output}", flush=True
-            )
+            print(f"$ flask db {' '.join(args)}    # {seconds:.1f} s\n{output}", flush=True)
     engine = "MONGODB_URI" if os.environ.get("MONGODB_URI") else "SecantusDB (secantusd-py)"
     report = {"machine": machine(), "engine": engine, "documents": count, "seconds": steps}
     (RESULTS / "load.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -27,7 +27,7 @@ blp = Blueprint(
 @blp.doc(operationId="listBotRequests")
 @blp.login_required
 @blp.error_responses(403)
-@blp.paginate(BotRequestListQuerySchema)
+@blp.list_response(BotRequestListQuerySchema)
 def list_bot_requests(query):
     """List the caller's bot requests and those of its organizations.
 
@@ -62,7 +62,7 @@ def get_bot_request(bot_request_id, fields=None):
 @blp.doc(operationId="listOrganizationBotRequests")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.paginate(OrganizationBotRequestListQuerySchema)
+@blp.list_response(OrganizationBotRequestListQuerySchema)
 def list_organization_bot_requests(query, organization_id):
     """List an organization's bot requests.
 

@@ -32,7 +32,7 @@ blp = Blueprint(
 @blp.route("/bots/")
 @blp.doc(operationId="listBots")
 @blp.login_required
-@blp.paginate(BotListQuerySchema)
+@blp.list_response(BotListQuerySchema)
 def list_bots(query):
     """List the bots the caller can see: public ones and its organizations' bots.
 
@@ -71,7 +71,7 @@ def get_bot(slug, fields=None):
 @blp.doc(operationId="listOrganizationBots")
 @blp.login_required
 @blp.error_responses(403, 404)
-@blp.paginate(OrganizationBotListQuerySchema)
+@blp.list_response(OrganizationBotListQuerySchema)
 def list_organization_bots(query, organization_id):
     """List an organization's bots, public and private.
 

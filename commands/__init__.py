@@ -1,4 +1,4 @@
-"""The command line, `flask --app app <group> <command>`: one module per group."""
+"""The command line, `flask <group> <command>` from the project folder: one module per group."""
 
 from flask import Flask
 

@@ -3,10 +3,10 @@ position in it: the pure algebra of keyset pages (contract 7.4), which sends no 
 
 A list's order is its sort keys with ties broken on `_id` (`sort_order`). A position is the
 sort values and `_id` of the last item a page returned. What comes after it in the order of
-offset paging, `sort_order`'s lexicographic order, is a sequence of disjoint
-blocks, each wholly before the next: first the items equal on every sort key with a later
-`_id`, then those equal on all keys but the last with a later last key, and so on up to a
-later first key. A key "later" than a value is, again in order, a later value of the same BSON
+offset paging, `sort_order`'s lexicographic order, is a sequence of disjoint blocks, each
+wholly before the next: first the items equal on every sort key with a later `_id`, then
+those equal on all keys but the last with a later last key, and so on up to a later first
+key. A key "later" than a value is, again in order, a later value of the same BSON
 type bracket (`$gt`/`$lt`, which compare within a bracket only) and then each later bracket
 in MongoDB's order of types. So each block is one plain indexed query, sorted and limited by
 the server, and a page reads blocks in order until it has `limit + 1` items: at most

@@ -193,8 +193,9 @@ def first_documents(
     return list(collection.aggregate(pipeline))
 
 
-def fetch_keyset_page(collection: Collection, visibility: Visibility, filters: dict, *,
-                      limit: int, **reading) -> KeysetPage:  # fmt: skip
+def fetch_keyset_page(
+    collection: Collection, visibility: Visibility, filters: dict, *, limit: int, **reading
+) -> KeysetPage:
     """The keyset page that repositories/keyset_pages.py reads (`read_keyset_page`, with
     its arguments)."""
     results, following, total = read_keyset_page(

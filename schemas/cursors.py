@@ -3,11 +3,12 @@
 A cursor is the BSON of where the next page resumes (the last item's sort values and id, in
 the walk or its tail), beside the list and the order it was made for, in base64url. The list
 is named by its query schema (`ListQuerySchema.cursor_scope`), which both directions are
-given: a cursor is made and read without a request. It is
-not signed: it holds nothing the caller did not just receive, and whatever it says is only
-a position, every query keeping the caller's visibility. So a forged cursor can move a walk,
-never widen it; a cursor that does not decode to a position of this endpoint and order is a
-400 naming `cursor`.
+given: a cursor is made and read without a request.
+
+A cursor is not signed: it holds nothing the caller did not just receive, and whatever it
+says is only a position, every query keeping the caller's visibility. So a forged cursor can
+move a walk, never widen it; a cursor that does not decode to a position of this list and
+order is a 400 naming `cursor`.
 """
 
 import base64
@@ -20,6 +21,7 @@ from marshmallow import ValidationError, fields
 from repositories.bson_order import TAIL, WALK, Position, Resume, Unplaceable, bracket
 
 MAX_LENGTH = 512
+INVALID = "Not a cursor this service made."
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,6 @@ def _decode(text: str) -> dict | None:
         return bson.decode(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
     except (binascii.Error, ValueError, bson.errors.BSONError):
         return None
-
-
-INVALID = "Not a cursor this service made."
 
 
 def decode(text, scope: str) -> Cursor:

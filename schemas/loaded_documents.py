@@ -35,7 +35,7 @@ class LoadedObjectId(fields.Field):
         raise self.make_error("invalid")
 
 
-class StoredDateTime(fields.Field):
+class LoadedDateTime(fields.Field):
     """A UTC instant: Extended JSON `{"$date": ...}` or an ISO 8601 string (no offset = UTC).
 
     Stored naive and truncated to milliseconds, BSON's own precision, so every backend
@@ -97,18 +97,18 @@ def _references(collection: str):
     return fields.List(_reference(collection), load_default=list)
 
 
-class StoredDocument(Schema):
+class LoadedDocument(Schema):
     class Meta:
         unknown = INCLUDE
 
     _id = LoadedObjectId(required=True)
 
 
-class OrganizationDocument(StoredDocument):
+class OrganizationDocument(LoadedDocument):
     name = _text(required=True)
 
 
-class UserDocument(StoredDocument):
+class UserDocument(LoadedDocument):
     name = _text(required=True)
     # Neither required nor unique (contract section 1): users may share one, or have none.
     email = fields.Email(allow_none=True)
@@ -116,7 +116,7 @@ class UserDocument(StoredDocument):
     organizations = _references("organizations")
 
 
-class TokenDocument(StoredDocument):
+class TokenDocument(LoadedDocument):
     tokenHash = fields.String(
         required=True,
         validate=Regexp(r"^[0-9a-f]{64}\Z", error="Must be a lowercase hex SHA-256 digest."),
@@ -126,9 +126,9 @@ class TokenDocument(StoredDocument):
     user = _optional_reference("users")
     organization = _optional_reference("organizations")
     label = fields.String(allow_none=True, load_default=None, validate=Length(max=200))
-    createdAt = StoredDateTime(required=True)
-    expiresAt = StoredDateTime(allow_none=True, load_default=None)
-    revokedAt = StoredDateTime(allow_none=True, load_default=None)
+    createdAt = LoadedDateTime(required=True)
+    expiresAt = LoadedDateTime(allow_none=True, load_default=None)
+    revokedAt = LoadedDateTime(allow_none=True, load_default=None)
 
     @validates_schema
     def one_principal(self, data, **kwargs):
@@ -142,17 +142,17 @@ class TokenDocument(StoredDocument):
             raise ValidationError(f"Must be null for a token of kind {data['kind']!r}.", other)
 
 
-class ServiceDocument(StoredDocument):
+class ServiceDocument(LoadedDocument):
     name = _text(required=True)
     slug = _text(required=True)
     directory = fields.String(allow_none=True, load_default=None, validate=Length(max=MAX_TEXT))
 
 
-class TagDocument(StoredDocument):
+class TagDocument(LoadedDocument):
     name = _text(required=True)
 
 
-class BotDocument(StoredDocument):
+class BotDocument(LoadedDocument):
     slug = fields.String(
         required=True,
         validate=[
@@ -174,11 +174,11 @@ class BotDocument(StoredDocument):
     organization = _optional_reference("organizations")
     service = _optional_reference("services")
     tags = _references("tags")
-    createdAt = StoredDateTime(required=True)
-    updatedAt = StoredDateTime(required=True)
+    createdAt = LoadedDateTime(required=True)
+    updatedAt = LoadedDateTime(required=True)
 
 
-class BotRequestDocument(StoredDocument):
+class BotRequestDocument(LoadedDocument):
     bot = _reference("bots", required=True)
     createdBy = _reference("users", required=True)
     organization = _optional_reference("organizations")
@@ -186,8 +186,8 @@ class BotRequestDocument(StoredDocument):
     response = fields.Dict(load_default=dict)
     # Whatever the writer recorded: proxies' lists, "unknown", a port after the address...
     ip = fields.String(allow_none=True, load_default=None)
-    createdAt = StoredDateTime(required=True)
-    updatedAt = StoredDateTime(required=True)
+    createdAt = LoadedDateTime(required=True)
+    updatedAt = LoadedDateTime(required=True)
 
 
 # In the order they are written: referenced collections before those referring to them.

@@ -1,5 +1,5 @@
 """The one Blueprint every route uses: flask-smorest's, with strict query parsing, the list
-response (`paginate`), and the behaviour every operation shares written into its
+response (`list_response`), and the behaviour every operation shares written into its
 documentation (the components it refers to are `web/openapi.py`'s)."""
 
 import re
@@ -24,7 +24,7 @@ _PATH_PARAMETERS = {
     "slug": "The bot's slug.",
 }
 _RULE_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
-# Where flask-smorest hands `paginate` the loaded query string; the view never sees the name.
+# Where flask-smorest hands `list_response` the loaded query string; the view never sees the name.
 _LISTING = "listing"
 
 
@@ -136,9 +136,10 @@ class Blueprint(flask_smorest.Blueprint):
         doc.setdefault("parameters", []).extend(shared_parameters)
         return doc
 
-    def paginate(self, query_schema: type[ListQuerySchema]):
-        """A list route, as flask-smorest's `paginate` declares one: its query string parsed
-        by `query_schema`, the repository's query handed to the view as its first argument,
+    def list_response(self, query_schema: type[ListQuerySchema]):
+        """A list route, declared once as flask-smorest's own `paginate` declares one (whose
+        page-number parameters these lists do not take): its query string parsed by
+        `query_schema`, the repository's query handed to the view as its first argument,
         and the page the view returns sent in the list's envelope (`page_schema` of the
         schema's `item`), with its `Link` header and only the selected fields."""
         arguments = self.arguments(query_schema, location="query", arg_name=_LISTING)

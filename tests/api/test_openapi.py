@@ -338,3 +338,18 @@ def test_path_ids_are_documented_as_whole_ids(document):
         pattern = re.compile(parameter["schema"]["pattern"])
         assert pattern.search("a" * 24)
         assert not pattern.search("a" * 25), parameter["name"]
+
+
+def test_every_operation_that_answers_a_page_declares_its_links_and_cursor(document):
+    """A page is sent by `Blueprint.list_response` alone, which declares both; a page schema
+    given to a plain `response` would send neither the `Link` header nor the cursor."""
+    listing = []
+    for path, _, operation in _operations(document):
+        success = operation["responses"].get("200", {})
+        schema = success.get("content", {}).get("application/json", {}).get("schema", {})
+        pages = [ref["$ref"].rsplit("/", 1)[-1] for ref in schema.get("oneOf", [])]
+        if any(name.endswith("KeysetPage") for name in pages):
+            listing.append(path)
+            assert "Link" in success["headers"], path
+            assert {"cursor", "pagination", "fields"} <= _query_parameters(document, path).keys()
+    assert len(listing) == 4

@@ -16,15 +16,15 @@ from access.policy import Visibility
 from repositories import keyset_pages
 from repositories.bson_order import sort_order
 from repositories.pages import fetch_keyset_page
-from tests.integration.test_page_queries import (
+from tests.support.page_data import (
     BOT_CASES,
     BOT_SORTS,
     COSTS,
     ORGS,
     REQUEST_CASES,
-    _bots,
-    _requests,
     odd_bots,
+    random_bots,
+    random_requests,
 )
 
 
@@ -60,7 +60,7 @@ def _everything(collection, visibility, filters, sort) -> list:
 @pytest.mark.parametrize("visibility, filters", BOT_CASES)
 @pytest.mark.parametrize("sort", BOT_SORTS)
 def test_bot_walks_match_one_plain_query(db, visibility, filters, sort):
-    db.bots.insert_many(_bots(random.Random(1), COSTS))
+    db.bots.insert_many(random_bots(random.Random(1), COSTS))
     expected = _everything(db.bots, visibility, filters, sort)
     for limit in (1, 7, 100):
         assert _walk(db.bots, visibility, filters, sort, limit)[0] == expected
@@ -69,7 +69,7 @@ def test_bot_walks_match_one_plain_query(db, visibility, filters, sort):
 @pytest.mark.parametrize("visibility", REQUEST_CASES)
 @pytest.mark.parametrize("sort", [[("createdAt", -1)], [("updatedAt", 1)]])
 def test_request_walks_match_one_plain_query(db, visibility, sort):
-    db.botrequests.insert_many(_requests(random.Random(2)))
+    db.botrequests.insert_many(random_requests(random.Random(2)))
     expected = _everything(db.botrequests, visibility, {}, sort)
     for limit in (1, 4, 10):
         ids, totals = _walk(db.botrequests, visibility, {}, sort, limit, counted=True)
@@ -108,7 +108,7 @@ def test_odd_values_walk_in_the_servers_order_and_the_tail_comes_last(wire_db, d
 def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
     """Documents inserted and deleted between pages do not make an unchanged one repeat
     or vanish."""
-    db.botrequests.insert_many(_requests(random.Random(7)))
+    db.botrequests.insert_many(random_requests(random.Random(7)))
     visibility, sort = REQUEST_CASES[0], [("createdAt", -1)]
     unchanged = set(_everything(db.botrequests, visibility, {}, sort))
     seen, resume, rng = [], None, random.Random(8)
@@ -124,7 +124,7 @@ def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
         victim = rng.choice(sorted(unchanged))
         db.botrequests.delete_one({"_id": victim})
         unchanged.discard(victim)
-        db.botrequests.insert_many(_requests(rng)[:2])
+        db.botrequests.insert_many(random_requests(rng)[:2])
     kept = [id_ for id_ in seen if id_ in unchanged]
     assert sorted(kept) == sorted(unchanged) and len(set(kept)) == len(kept)
 
@@ -135,7 +135,7 @@ def test_ties_are_read_at_once_or_block_by_block(db, monkeypatch, ties):
     deleted between pages, is read block by block instead, in the same order."""
     monkeypatch.setattr(keyset_pages, "TIES", ties)
     rng = random.Random(9)
-    requests = _requests(rng)
+    requests = random_requests(rng)
     for request in requests:
         request["createdAt"] = requests[rng.randrange(3)]["createdAt"]
     db.botrequests.insert_many(requests)

@@ -10,50 +10,26 @@ import datetime as dt
 import random
 
 import pytest
-from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
 from access.policy import Visibility
 from repositories import pages
 from repositories.bson_order import sort_order
 from repositories.pages import fetch_page
 from repositories.reads import _negation, disjoint_filters
-
-ORGS = [ObjectId() for _ in range(3)]
-USERS = [ObjectId() for _ in range(3)]
-BASE = dt.datetime(2026, 1, 1)
-COSTS = [1, 2, 2.5, None, "3", -1]
-SPECIAL_NUMBERS = [float("nan"), Decimal128("2"), Decimal128("NaN"), Decimal128("-Infinity")]
-
-
-def _bots(rng: random.Random, costs: list) -> list[dict]:
-    bots = []
-    for n in range(60):
-        bot = {
-            "_id": ObjectId(),
-            "name": rng.choice(["alpha", "Beta", "beta", "gamma", "émile", ""]),
-            "slug": f"bot-{n}",
-            "isPublic": rng.random() < 0.5,
-            "organization": rng.choice([None, *ORGS]),
-            "creditCost": rng.choice(costs),
-            "createdAt": BASE + dt.timedelta(hours=rng.randrange(20)),
-        }
-        if rng.random() < 0.1:
-            del bot["creditCost"]
-        bots.append(bot)
-    return bots
-
-
-def _requests(rng: random.Random) -> list[dict]:
-    return [
-        {
-            "_id": ObjectId(),
-            "createdBy": rng.choice(USERS),
-            "organization": rng.choice([None, *ORGS]),
-            "createdAt": BASE + dt.timedelta(minutes=rng.randrange(30)),
-            "updatedAt": BASE + dt.timedelta(minutes=rng.randrange(30)),
-        }
-        for _ in range(80)
-    ]
+from tests.support.page_data import (
+    BASE,
+    BOT_CASES,
+    BOT_SORTS,
+    COSTS,
+    ODD_VALUES,
+    ORGS,
+    REQUEST_CASES,
+    SPECIAL_NUMBERS,
+    USERS,
+    odd_bots,
+    random_bots,
+    random_requests,
+)
 
 
 def _reference(collection, visibility, filters, sort, page, limit):
@@ -71,45 +47,21 @@ def _assert_page_as_the_reference(collection, visibility, filters, sort, page, l
     assert ([document["_id"] for document in got.results], got.total_results) == expected
 
 
-BOT_CASES = [
-    (Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:2]}}), {}),
-    (Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:1]}}), {"name": "beta"}),
-    (Visibility.of({"organization": {"$in": ORGS}}), {}),
-    (Visibility.of({}), {}),
-    (Visibility.of({"isPublic": True}), {"slug": {"$in": ["bot-1", "bot-2", "bot-3"]}}),
-]
-BOT_SORTS = [
-    [("name", 1)],
-    [("name", -1)],
-    [("creditCost", -1), ("name", 1)],
-    [("creditCost", 1)],
-    [("createdAt", -1), ("slug", 1)],
-]
-
-
 @pytest.mark.parametrize("visibility, filters", BOT_CASES)
 @pytest.mark.parametrize("sort", BOT_SORTS)
 def test_bot_pages_match_one_plain_query(db, visibility, filters, sort):
     # mongomock cannot sort NaN or Decimal128 (its own answer is wrong); a real server can.
     real_server = not type(db.client).__module__.startswith("mongomock")
-    db.bots.insert_many(_bots(random.Random(1), COSTS + SPECIAL_NUMBERS * real_server))
+    db.bots.insert_many(random_bots(random.Random(1), COSTS + SPECIAL_NUMBERS * real_server))
     for limit in (1, 7, 100):
         for page in (1, 2, 3, 9, 61):
             _assert_page_as_the_reference(db.bots, visibility, filters, sort, page, limit)
 
 
-REQUEST_CASES = [
-    Visibility.of({"createdBy": USERS[0]}, {"organization": {"$in": ORGS[:2]}}),
-    Visibility.of({"createdBy": USERS[1]}, {"organization": {"$in": ORGS}}),
-    Visibility.of({"organization": ORGS[0], "createdBy": USERS[2]}),
-    Visibility.of({"organization": ORGS[1]}),
-]
-
-
 @pytest.mark.parametrize("visibility", REQUEST_CASES)
 @pytest.mark.parametrize("sort", [[("createdAt", -1)], [("updatedAt", 1)], [("createdAt", 1)]])
 def test_request_pages_match_one_plain_query(db, visibility, sort):
-    db.botrequests.insert_many(_requests(random.Random(2)))
+    db.botrequests.insert_many(random_requests(random.Random(2)))
     for limit in (1, 4, 10):
         for page in (1, 2, 5, 30):
             _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, limit)
@@ -138,7 +90,7 @@ def test_dates_merge_in_the_servers_order(db):
 
 def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
     monkeypatch.setattr(pages, "MERGE_BATCH", 3)
-    db.botrequests.insert_many(_requests(random.Random(3)))
+    db.botrequests.insert_many(random_requests(random.Random(3)))
     visibility, sort = REQUEST_CASES[1], [("createdAt", -1)]
     for page in (1, 4, 9):
         _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, 5)
@@ -146,67 +98,10 @@ def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
 
 def test_past_the_merge_window_the_server_merges_the_branches(db, monkeypatch):
     monkeypatch.setattr(pages, "MERGE_WINDOW", 8)
-    db.botrequests.insert_many(_requests(random.Random(4)))
+    db.botrequests.insert_many(random_requests(random.Random(4)))
     visibility, sort = REQUEST_CASES[0], [("updatedAt", 1)]
     for page in (1, 2, 3, 6):
         _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, 4)
-
-
-# A value of every BSON type, as another writer may store in a sort field.
-ODD_VALUES = [
-    MinKey(),
-    None,
-    [],
-    [None],
-    [3, 1],
-    ["b", 7],
-    float("nan"),
-    Decimal128("NaN"),
-    Decimal128("sNaN"),
-    Decimal128("-Infinity"),
-    -1,
-    Int64(2),
-    2.5,
-    Decimal128("2.50"),
-    "",
-    "B",
-    "a",
-    "émile",
-    {"b": 1},
-    {"a": 2},
-    {"a": 1, "b": 0},
-    Binary(b"\x02"),
-    Binary(b"\x01\x01"),
-    Binary(b"\x01", 5),
-    ObjectId(),
-    False,
-    True,
-    dt.datetime(1969, 12, 31),
-    BASE,
-    Timestamp(2, 0),
-    Timestamp(1, 2),
-    Timestamp(1, 1),
-    Regex("a", "i"),
-    Code("x"),
-    Code("a"),
-    Code("b", {"n": 1}),
-    MaxKey(),
-]
-
-
-def odd_bots(seed: int, field: str, slugs: int) -> list[dict]:
-    """Bots with a value of every BSON type in `field`, and without it, twice each, public or
-    of an organization at random; `slugs` distinct slugs, repeated to make ties."""
-    rng = random.Random(seed)
-    return [
-        {
-            "slug": f"odd-{n % slugs}",
-            "isPublic": rng.random() < 0.5,
-            "organization": rng.choice(ORGS),
-        }
-        | ({} if value == "missing" else {field: value})
-        for n, value in enumerate((ODD_VALUES + ["missing"]) * 2)
-    ]
 
 
 @pytest.mark.parametrize("direction", [1, -1])

@@ -7,7 +7,7 @@ from marshmallow import ValidationError
 
 from repositories.bson_order import TAIL, WALK, Position, Resume
 from schemas import cursors
-from schemas.queries import BotListQuerySchema, OrganizationBotListQuerySchema
+from schemas.queries import BotListQuerySchema, ListQuerySchema, OrganizationBotListQuerySchema
 
 SORT = [("name", 1)]
 WALKING = Resume(WALK, Position(("ember", ObjectId("0123456789abcdef01234567"))))
@@ -46,3 +46,20 @@ def test_each_list_schema_loads_the_cursors_of_its_own_list_only():
     assert listing.query.cursor == WALKING
     with pytest.raises(ValidationError, match="another list"):
         OrganizationBotListQuerySchema().load({"cursor": text})
+
+
+def _lists(schema: type) -> list[type]:
+    """Every list schema below `schema`: those with items."""
+    found = []
+    for subclass in schema.__subclasses__():
+        found += ([subclass] if hasattr(subclass, "item") else []) + _lists(subclass)
+    return found
+
+
+def test_every_list_names_its_own_cursor_scope():
+    """A list schema that inherited its parent's scope would take the parent's cursors."""
+    lists = _lists(ListQuerySchema)
+    scopes = [vars(schema).get("cursor_scope") for schema in lists]
+
+    assert len(lists) == 4
+    assert None not in scopes and len(set(scopes)) == len(scopes)
