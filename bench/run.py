@@ -56,10 +56,12 @@ from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
 from repositories.bots import BotListQuery, BotRepository
 from repositories.bson_order import WALK, Position, Resume, sort_order
 from repositories.indexes import ensure_indexes
+from repositories.summaries import Summaries
 from repositories.tokens import TokenRepository
 from repositories.usage import pipeline as usage_pipeline
 from runtime.bearer_tokens import hash_token
 from runtime.config import settings_from_env
+from runtime.exact_cache import ExactCache
 from schemas import cursors
 from schemas.bot_requests import BotRequestSchema
 from schemas.bots import BotSchema
@@ -129,7 +131,7 @@ def endpoints(db) -> list[Endpoint]:
     user = caller(db, user_token)
     typical, heavy = dataset.object_id(1, 1), dataset.object_id(1, 0)
     typical_requests = f"/v1/organizations/{typical}/requests/"
-    bots, requests = BotRepository(db), BotRequestRepository(db)
+    bots, requests = BotRepository(db), BotRequestRepository(db, uncached_summaries(db))
     tag = db.tags.find_one(sort=[("_id", 1)])["_id"]
     public_bot = db.bots.find_one({"isPublic": True}, sort=[("_id", 1)])["slug"]
     anchor = eve.paths(tag, dataset.object_id(3, 3), public_bot)  # service 3, by id
@@ -201,7 +203,7 @@ def depth_rows(db, heavy, newest: BotRequestListQuery) -> list[Endpoint]:
     the offset row's, beside it; and page 1 with and without its count."""
     token = dataset.organization_token(0)
     visibility = policy.organization(caller(db, token), heavy)
-    requests = BotRequestRepository(db)
+    requests = BotRequestRepository(db, uncached_summaries(db))
     path = f"/v1/organizations/{heavy}/requests/"
     total = db.botrequests.count_documents({"organization": heavy})
     # Not the walk's last page, which also asks every other BSON type and the tail.
@@ -222,6 +224,12 @@ def depth_rows(db, heavy, newest: BotRequestListQuery) -> list[Endpoint]:
         row("heavy page 1 (count=exact)", "count=exact", replace(newest, count="exact")),
         row("heavy page 1 (count=none)", "count=none", replace(newest, count="none")),
     ]
+
+
+def uncached_summaries(db) -> Summaries:
+    """The summaries of the repository's floor, read from the database every time: what the
+    service does with its caches off."""
+    return Summaries(ExactCache("floor", (), 0), lambda: db)
 
 
 def deep_cursor(db, keyset, visibility, depth: int):

@@ -1,8 +1,11 @@
 """Bot requests: a user's (4.1, 4.3) and an organization's (4.2, 4.4)."""
 
+from flask import current_app
+
 from access import policy
 from repositories.bot_requests import BotRequestRepository
-from runtime.database import admitted_db
+from repositories.summaries import Summaries
+from runtime.database import admitted_db, admitted_primary_db
 from schemas.bot_requests import BotRequestSchema
 from schemas.queries import (
     BotRequestItemQuerySchema,
@@ -36,7 +39,7 @@ def list_bot_requests(query):
     Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
     """
     visibility = policy.bot_requests(current_caller())
-    return BotRequestRepository(admitted_db()).find_page(visibility, query)
+    return bot_requests().find_page(visibility, query)
 
 
 @blp.route("/requests/<objectid:bot_request_id>/")
@@ -53,9 +56,7 @@ def get_bot_request(bot_request_id, fields=None):
     """
     visibility = policy.bot_requests(current_caller())
     reads = stored_paths(BotRequestSchema, fields)
-    return selected(
-        BotRequestRepository(admitted_db()).get(visibility, bot_request_id, reads), fields
-    )
+    return selected(bot_requests().get(visibility, bot_request_id, reads), fields)
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/")
@@ -70,7 +71,7 @@ def list_organization_bot_requests(query, organization_id):
     Newest first unless `sortBy` says otherwise; the query parameters narrow the list.
     """
     visibility = policy.organization(current_caller(), organization_id)
-    return BotRequestRepository(admitted_db()).find_page(visibility, query)
+    return bot_requests().find_page(visibility, query)
 
 
 @blp.route("/organizations/<objectid:organization_id>/requests/<objectid:bot_request_id>/")
@@ -88,6 +89,11 @@ def get_organization_bot_request(organization_id, bot_request_id, fields=None):
     """
     visibility = policy.organization_bot_request(current_caller(), organization_id)
     reads = stored_paths(BotRequestSchema, fields)
-    return selected(
-        BotRequestRepository(admitted_db()).get(visibility, bot_request_id, reads), fields
-    )
+    return selected(bot_requests().get(visibility, bot_request_id, reads), fields)
+
+
+def bot_requests() -> BotRequestRepository:
+    """The requests of the request's database, their summaries through the worker's summary
+    cache, which reads the primary as every exact cache does (runtime/database.py)."""
+    summaries = Summaries(current_app.extensions["summary_cache"], admitted_primary_db)
+    return BotRequestRepository(admitted_db(), summaries)

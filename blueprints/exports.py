@@ -1,9 +1,8 @@
 """Exports of bot requests (7.6): a user's (as 4.1) and an organization's (as 4.2)."""
 
 from access import policy
+from blueprints.bot_requests import bot_requests
 from repositories import exports
-from repositories.bot_requests import BotRequestRepository
-from runtime.database import admitted_db
 from schemas.exports import (
     Export,
     ExportQuery,
@@ -31,7 +30,7 @@ _DOWNLOAD = (
 
 
 def _download(export: Export, visibility, scope: str):
-    batches = exports.batches(BotRequestRepository(admitted_db()), visibility, export.query)
+    batches = exports.batches(bot_requests(), visibility, export.query)
     return streamed(
         batches,
         export_files.writer(export),

@@ -1,4 +1,6 @@
-"""Bot requests: the lists of 4.1 and 4.2 and the single requests of 4.3 and 4.4."""
+"""Bot requests: the lists of 4.1 and 4.2, the single requests of 4.3 and 4.4, and the
+batches of exports (7.6); each read without a join, its summaries put in after
+(repositories/summaries.py)."""
 
 import datetime as dt
 from dataclasses import dataclass
@@ -10,23 +12,14 @@ from access.policy import Visibility
 from domain import timestamps
 from domain.errors import NotFound
 from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list, first_documents
-from repositories.reads import contains, fields_of, get_one, lookup_one
-
-# The collection each reference names; its summary takes its place (contract 3).
-_REFERENCES = {"bot": "bots", "createdBy": "users", "organization": "organizations"}
+from repositories.reads import contains, fields_of, get_one
+from repositories.summaries import Summaries
 
 
-def _joins(reads: frozenset[str]) -> list[dict]:
-    """The stages that give a request the stored paths its view or selection `reads`: a
-    reference that is not read is not joined (contract 7.5)."""
-    read = fields_of(reads)
-    stages = [
-        stage
-        for field, collection in _REFERENCES.items()
-        if field in read
-        for stage in lookup_one(field, collection)
-    ]
-    return [*stages, {"$project": dict.fromkeys(sorted(reads), 1)}]
+def _projection(reads: frozenset[str]) -> list[dict]:
+    """The stage that reads the fields of what the view or selection `reads`, a reference as
+    its id: a reference that is not read is not summarized either (contract 7.5)."""
+    return [{"$project": dict.fromkeys(sorted(fields_of(reads)), 1)}]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,25 +37,30 @@ class BotRequestListQuery(ListQuery):
 
 
 class BotRequestRepository:
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, summaries: Summaries):
         self._db = db
         self._requests = db.botrequests
+        self._summaries = summaries
 
     def find_page(
         self, visibility: Visibility, query: BotRequestListQuery
     ) -> OffsetPage | KeysetPage:
         filters, narrow = self._filters(query)
-        return fetch_list(
-            self._requests, visibility, filters, query, narrow=narrow, joins=_joins(query.reads)
-        )
+        page = fetch_list(
+            self._requests, visibility, filters, query, narrow=narrow,
+            joins=_projection(query.reads),
+        )  # fmt: skip
+        self._summaries.fill(page.results, fields_of(query.reads))
+        return page
 
     def first(self, visibility: Visibility, query: BotRequestListQuery) -> list[dict]:
         """The query's first `limit` requests, for an export's window (repositories/exports.py)."""
         filters, narrow = self._filters(query)
-        return first_documents(
+        requests = first_documents(
             self._requests, visibility, filters, sort=query.sort, limit=query.limit,
-            joins=_joins(query.reads), narrow=narrow,
+            joins=_projection(query.reads), narrow=narrow,
         )  # fmt: skip
+        return self._summaries.fill(requests, fields_of(query.reads))
 
     def _filters(self, query: BotRequestListQuery) -> tuple[dict, dict]:
         """(filters, narrowing filters): every one an indexed field of the requests
@@ -100,7 +98,7 @@ class BotRequestRepository:
         return {"$in": ids}
 
     def get(self, visibility: Visibility, request_id: ObjectId, reads: frozenset[str]) -> dict:
-        bot_request = get_one(self._requests, visibility, {"_id": request_id}, _joins(reads))
+        bot_request = get_one(self._requests, visibility, {"_id": request_id}, _projection(reads))
         if bot_request is None:
             raise NotFound("No bot request with this id.")
-        return bot_request
+        return self._summaries.fill([bot_request], fields_of(reads))[0]

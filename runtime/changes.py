@@ -1,5 +1,5 @@
 """One change stream per worker process, telling its caches which documents changed
-(docs/deployment.md#the-exact-caches-tokens-and-the-bot-catalogue).
+(docs/deployment.md#the-exact-caches-tokens-the-bot-catalogue-request-summaries).
 
 A cache may serve an entry only while the stream is *live*: while every change written more
 than FRESH_SECONDS ago is known to have reached the caches, so that a write reaches every
@@ -310,7 +310,7 @@ class ChangeFeed:
 
 
 def init_app(app: Flask) -> None:
-    """The worker's two caches and the stream that keeps them exact; a cache sized 0 is off."""
+    """The worker's three caches and the stream that keeps them exact; a cache sized 0 is off."""
     tokens = ExactCache(
         "tokens",
         ("tokens", "users", "organizations"),
@@ -322,9 +322,14 @@ def init_app(app: Flask) -> None:
         ("bots", "services", "tags", "organizations"),
         app.config["CATALOGUE_CACHE_SIZE"],
     )
-    for cache in (tokens, catalogue):
+    summaries = ExactCache(
+        "summaries", ("bots", "users", "organizations"), app.config["SUMMARY_CACHE_SIZE"]
+    )
+    caches = (tokens, catalogue, summaries)
+    for cache in caches:
         cache.admit = admission.admit
     database = app.extensions["mongo_stream"][app.config["MONGODB_DB"]]
-    app.extensions["changes"] = ChangeFeed(database, [c for c in (tokens, catalogue) if c.enabled])
+    app.extensions["changes"] = ChangeFeed(database, [c for c in caches if c.enabled])
     app.extensions["token_cache"] = tokens
     app.extensions["catalogue_cache"] = catalogue
+    app.extensions["summary_cache"] = summaries

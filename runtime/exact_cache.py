@@ -1,6 +1,6 @@
 """A bounded cache of answers read from the database, kept exact by a change stream
-(`runtime.changes`): the token cache and the bot catalogue
-(docs/deployment.md#the-exact-caches-tokens-and-the-bot-catalogue).
+(`runtime.changes`): the token cache, the bot catalogue and the summaries of bot requests
+(docs/deployment.md#the-exact-caches-tokens-the-bot-catalogue-request-summaries).
 
 Each entry names the documents it was made of, a whole collection where any document of it
 may change the answer (a page of a list, which a new document can enter); a change to one of
@@ -37,7 +37,8 @@ from prometheus_client import Counter
 
 LOOKUPS = Counter(
     "botcatalogue_cache_lookups",
-    "Lookups in a worker's exact caches, by cache (tokens, catalogue) and result: hit, miss, "
+    "Lookups in a worker's exact caches, by cache (tokens, catalogue, summaries) and result: "
+    "hit, miss, "
     "or off (no live change stream, so the database answered).",
     ["cache", "result"],
 )
@@ -139,6 +140,51 @@ class ExactCache:
             return entry.value
         self._lookups["miss" if live else "off"].inc()
         return self._read(key, load, dependencies, generation)
+
+    def get_many(
+        self, keys: Iterable, load: Callable[[list], dict], made_of: Callable[[Any], tuple]
+    ) -> dict:
+        """The answers of `keys`: each cached one, and the others from one `load(missing)`,
+        which returns {key: answer}; a key it leaves out has the answer None, which is kept
+        as any other (a reference to a deleted document is asked again on every page
+        otherwise). `made_of(key)` is the `(collection, _id)` its answer is made of.
+
+        As `get`, but for many small answers read at once: a found entry waits for the
+        stream's proof as `get`'s does, once for all; concurrent misses are not merged.
+        """
+        keys = list(dict.fromkeys(keys))
+        if not self.enabled or not keys:
+            loaded = load(keys) if keys else {}
+            return {key: loaded.get(key) for key in keys}
+        found, generation = self._find_many(keys)
+        live = self.stream.live
+        if found and not live and self.stream.following:
+            live = self._wait(self.stream.wait_live)
+            found, generation = self._find_many(keys)
+        if not live:
+            found = {}
+        missing = [key for key in keys if key not in found]
+        for result, count in (("hit", len(found)), ("miss" if live else "off", len(missing))):
+            if count:
+                self._lookups[result].inc(count)
+        answers = {key: entry.value for key, entry in found.items()}
+        if missing:
+            loaded = load(missing)
+            expires = self._expiry()
+            for key in missing:
+                answers[key] = loaded.get(key)
+                collection, id_ = made_of(key)
+                entry = _Entry(answers[key], frozenset({(collection, _exact(id_))}), expires)
+                self._store(key, entry, generation)
+        return answers
+
+    def _find_many(self, keys: list) -> tuple[dict, int]:
+        """The unexpired entries of `keys`, and the generation they are as of."""
+        now = time.monotonic()
+        with self._lock:
+            found = {key: self._entries.get(key) for key in keys}
+            found = {key: entry for key, entry in found.items() if entry and entry.expires > now}
+            return found, self._generation
 
     def _wait(self, until: Callable[[float], bool]) -> bool:
         """Waiting for the database is database work: it first takes the request's permit,

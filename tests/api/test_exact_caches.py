@@ -494,3 +494,87 @@ def test_writes_that_never_pause_keep_the_caches_on_and_exact(client, world, wir
         writer.join()
     assert [answer.status_code for answer in answers] == [200] * 50
     assert served == [], "every answer came from the caches"
+
+
+# The factories' requests are made on 2026-01-02 (tests/support/factories.py).
+PERIOD = "createdFrom=2026-01-01&createdTo=2026-01-31"
+
+
+@pytest.fixture
+def requests_scene(world):
+    """Ada, a member of Acme, and the requests Bob made there with a bot; the paths that show
+    them to Ada."""
+    acme = world.organization("Acme")
+    ada = world.user("Ada", organizations=[acme])
+    bob = world.user("Bob", organizations=[acme])
+    bot = world.bot("writer", name="Writer")
+    request = world.bot_request(bot=bot, created_by=bob, organization=acme)
+    world.bot_request(bot=bot, created_by=bob, organization=acme)
+    paths = {
+        "list": "/v1/requests/",
+        "organization list": f"/v1/organizations/{acme}/requests/?pagination=keyset",
+        "one": f"/v1/requests/{request}/",
+        "organization one": f"/v1/organizations/{acme}/requests/{request}/",
+        "ndjson": f"/v1/organizations/{acme}/requests/export?format=ndjson&{PERIOD}",
+        "csv": f"/v1/organizations/{acme}/requests/export?format=csv&{PERIOD}",
+    }
+    return {"token": world.token(user=ada), "bob": bob, "acme": acme, "bot": bot, "paths": paths}
+
+
+def _summaries_read(client, path: str, token: str, log: CommandLog) -> list[dict]:
+    log.take()
+    response = client.get(path, headers=bearer(token))
+    assert response.status_code == 200 and "Bob" in response.get_data(as_text=True), path
+    return _addressed(log.take(), "bots", "users", "organizations")
+
+
+def _warm_summaries(client, scene: dict, log: CommandLog) -> None:
+    for path in scene["paths"].values():
+        warm = lambda path=path: not _summaries_read(client, path, scene["token"], log)  # noqa: E731
+        wait_until(warm, f"{path} warm", 5)
+
+
+def test_warm_requests_read_their_summaries_from_the_cache(client, requests_scene, log):
+    """Contract 7.8: a request's bot, user and organization come from the summary cache once
+    it holds them; the requests themselves are read every time, and joined to nothing."""
+    _warm_summaries(client, requests_scene, log)
+    for path in requests_scene["paths"].values():
+        client.get(path, headers=bearer(requests_scene["token"]))
+
+        commands = _addressed(log.take())
+        assert [c for c in commands if _collection(c) == "botrequests"], path
+        assert _addressed(commands, "bots", "users", "organizations") == [], path
+        assert not [c for c in commands if "$lookup" in str(c.get("pipeline", ""))], path
+
+
+@pytest.mark.parametrize(
+    "change, old, new",
+    [
+        ("rename bot", "Writer", "Scribe"),
+        ("rename user", "Bob", "Robert"),
+        ("rename organization", "Acme", "Zenith"),
+        ("delete user", "Bob", None),
+        ("delete bot", "Writer", None),
+    ],
+)
+def test_a_change_to_a_summary_reaches_every_request_answer_within_a_second(
+    client, requests_scene, wire_db, log, change, old, new
+):
+    scene = requests_scene
+    _warm_summaries(client, scene, log)
+    collection, id_ = {
+        "bot": ("bots", scene["bot"]),
+        "user": ("users", scene["bob"]),
+        "organization": ("organizations", scene["acme"]),
+    }[change.split()[1]]
+    if new is None:
+        wire_db[collection].delete_one({"_id": id_})
+    else:
+        wire_db[collection].update_one({"_id": id_}, {"$set": {"name": new}})
+
+    def shown(path: str) -> bool:
+        text = client.get(path, headers=bearer(scene["token"])).get_data(as_text=True)
+        return old not in text and (new is None or new in text)
+
+    for path in scene["paths"].values():
+        _within_a_second(lambda path=path: shown(path))

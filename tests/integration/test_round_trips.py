@@ -4,8 +4,10 @@ With the caches off (TEST_SETTINGS), a warm request costs one round trip for its
 token with its user or organization, in one aggregation) plus a
 small fixed number per endpoint, the same for a page of 1 and of 100 and for ten times the
 data; no N+1, joins only for the page's items, which are fetched by id, never more than
-`limit` of them, even deep in the list. Only on the wire-protocol server: mongomock has no
-wire and no monitoring. With the caches on, tests/api/test_exact_caches.py counts what is left.
+`limit` of them, even deep in the list. A bot request is joined to nothing: each reference it
+shows costs one `$in` query per page (repositories/summaries.py). Only on the wire-protocol
+server: mongomock has no wire and no monitoring. With the caches on,
+tests/api/test_exact_caches.py counts what is left.
 """
 
 import datetime as dt
@@ -84,17 +86,45 @@ ENDPOINTS = {
     "bot": ("/v1/bots/acme-bot/", 2, False),
     "organization bots": ("/v1/organizations/{acme}/bots/", 4, True),
     "organization bot": ("/v1/organizations/{acme}/bots/acme-bot/", 2, False),
-    "requests": ("/v1/requests/", 6, True),
-    "requests by name": ("/v1/requests/?name=bot", 7, True),
-    "request": ("/v1/requests/{request}/", 2, False),
-    "organization requests": ("/v1/organizations/{acme}/requests/", 4, True),
-    "organization request": ("/v1/organizations/{acme}/requests/{request}/", 2, False),
+    # A request's three summaries: one query each.
+    "requests": ("/v1/requests/", 6 + 3, True),
+    "requests by name": ("/v1/requests/?name=bot", 7 + 3, True),
+    "request": ("/v1/requests/{request}/", 2 + 3, False),
+    "organization requests": ("/v1/organizations/{acme}/requests/", 4 + 3, True),
+    "organization request": ("/v1/organizations/{acme}/requests/{request}/", 2 + 3, False),
 }
 
 
+def _reads_summaries(command: dict) -> bool:
+    key = command.get("filter", {}).get("_id")
+    return "find" in command and isinstance(key, dict) and "$in" in key
+
+
+def _summary_reads(commands: list[dict]) -> list[str]:
+    """The collections read for a page's summaries: one `find` by `_id: {$in}` each."""
+    return sorted(command["find"] for command in commands if _reads_summaries(command))
+
+
+def _page_fetch(commands: list[dict]) -> dict:
+    """The one aggregation that reads the page's requests (not a count, nor the ordering of
+    several branches' ids)."""
+    [fetch] = [
+        command
+        for command in commands
+        if command.get("aggregate") == "botrequests"
+        and command["pipeline"][-1].get("$project", {"_id": 1}) != {"_id": 1}
+    ]
+    return fetch
+
+
 def _about_the_caller(commands: list[dict]) -> list[dict]:
-    """The commands addressed to `tokens` or `users`: what authentication asked."""
-    return [c for c in commands if next(iter(c.values())) in ("tokens", "users")]
+    """The commands addressed to `tokens` or `users` that read no summaries: what
+    authentication asked."""
+    return [
+        c
+        for c in commands
+        if next(iter(c.values())) in ("tokens", "users") and not _reads_summaries(c)
+    ]
 
 
 def _warm_commands(client, log, url: str, token: str) -> list[dict]:
@@ -149,14 +179,14 @@ def test_a_deep_page_joins_only_its_own_documents(monitored, log):
     url = "/v1/requests/?limit=10&page=20"
     commands = _warm_commands(test_client(), log, url, scene["token"])
 
-    finds = [command for command in commands if "find" in command]
+    finds = [command for command in commands if command.get("find") == "botrequests"]
     assert len(finds) == 2 and all(c["projection"] == {"_id": 1} for c in finds)
     assert all(c["limit"] == 200 for c in finds)
-    pages = [c for c in commands if c.get("aggregate") == "botrequests"]
-    [fetch] = [c for c in pages if "$lookup" in str(c["pipeline"])]
+    fetch = _page_fetch(commands)
     stages = [next(iter(stage)) for stage in fetch["pipeline"]]
-    assert stages[:4] == ["$match", "$sort", "$skip", "$limit"] and "$lookup" in stages[4:]
+    assert stages == ["$match", "$sort", "$skip", "$limit", "$project"]
     assert (fetch["pipeline"][2]["$skip"], fetch["pipeline"][3]["$limit"]) == (190, 10)
+    assert _summary_reads(commands) == ["bots", "organizations", "users"]
 
 
 @pytest.fixture
@@ -226,14 +256,14 @@ def test_a_deep_keyset_page_reads_limit_plus_one_per_branch(monitored, log):
         url = f"/v1/requests/?pagination=keyset&limit=10&cursor={url}"
     commands = _warm_commands(client, log, url, scene["token"])
 
-    finds = [command for command in commands if "find" in command]
+    finds = [command for command in commands if command.get("find") == "botrequests"]
     ties = [c for c in finds if "$eq" in str(c["filter"].get("createdAt"))]
     assert finds and all(c["limit"] <= 11 for c in finds if c not in ties)
     assert all(c["limit"] <= keyset_pages.TIES for c in ties)
     assert not [c for c in commands if "count" in str(c.get("pipeline", ""))]
-    pages = [c for c in commands if c.get("aggregate") == "botrequests"]
-    [fetch] = [c for c in pages if "$lookup" in str(c["pipeline"])]
+    fetch = _page_fetch(commands)
     assert len(fetch["pipeline"][0]["$match"]["_id"]["$in"]) == 10
+    assert _lookups(commands) == []
 
 
 def _stages(commands: list[dict], name: str) -> list:
@@ -256,16 +286,14 @@ def _projections(commands: list[dict]) -> list[dict]:
 
 
 PUBLIC_VIEW = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
-# path with its selection, or none: (the collections joined, the fields projected)
+# path with its selection, or none: (the collections joined or, for a request's summaries,
+# read by id, the fields projected)
 SELECTIONS = {
     "/v1/requests/?fields=id,createdAt": ([], {"_id": 1, "createdAt": 1}),
-    "/v1/requests/?fields=bot&pagination=keyset": (
-        ["bots"],
-        {"_id": 1, "bot.creditCost": 1, "bot.name": 1, "bot.slug": 1},
-    ),
+    "/v1/requests/?fields=bot&pagination=keyset": (["bots"], {"_id": 1, "bot": 1}),
     "/v1/organizations/{acme}/requests/{request}/?fields=ip,createdBy": (
         ["users"],
-        {"_id": 1, "createdBy.name": 1, "ip": 1},
+        {"_id": 1, "createdBy": 1, "ip": 1},
     ),
     "/v1/bots/?fields=slug": ([], {"_id": 1, "slug": 1}),
     "/v1/bots/": ([], dict.fromkeys(sorted({"_id", *PUBLIC_VIEW}), 1)),
@@ -289,7 +317,7 @@ def test_the_pipeline_reads_only_the_selection_or_the_view(monitored, log, templ
     url = template.format(**scene)
     commands = _warm_commands(test_client(), log, url, scene["token"])
     joined, projected = SELECTIONS[template]
-    assert _lookups(commands) == joined
+    assert _lookups(commands) + _summary_reads(commands) == joined
     assert projected in _projections(commands)
 
 

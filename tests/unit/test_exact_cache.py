@@ -295,3 +295,65 @@ def test_an_evicted_entry_leaves_the_index_too():
     for n in range(100):
         cache.get(n, loads.of(n), lambda _, n=n: [("users", ObjectId())])
     assert len(cache._keys) == 1
+
+
+def _many(cache: ExactCache, keys: list, answers: dict, asked: list) -> dict:
+    def load(missing):
+        asked.append(list(missing))
+        return {key: answers[key] for key in missing if key in answers}
+
+    return cache.get_many(keys, load, lambda key: key)
+
+
+def test_many_answers_are_read_at_once_for_what_the_cache_lacks():
+    cache, asked = _cache(), []
+    a, b, c = (("users", ObjectId()) for _ in range(3))
+    answers = {a: "A", b: "B"}
+
+    assert _many(cache, [a, b, a], answers, asked) == {a: "A", b: "B"}
+    assert _many(cache, [a, b, c], answers, asked) == {a: "A", b: "B", c: None}
+    assert _many(cache, [c, b], answers, asked) == {c: None, b: "B"}
+    assert asked == [[a, b], [c]], "one read per call, of the keys not held; None is held"
+
+
+def test_one_of_many_answers_leaves_when_its_document_changes():
+    cache, asked = _cache(), []
+    a, b = ("users", ObjectId()), ("users", ObjectId())
+    _many(cache, [a, b], {a: "A", b: "B"}, asked)
+
+    cache.changed("users", b[1])
+
+    assert _many(cache, [a, b], {a: "A", b: "B2"}, asked) == {a: "A", b: "B2"}
+    assert asked == [[a, b], [b]]
+
+
+def test_many_answers_read_while_their_document_changed_are_not_kept():
+    cache, asked = _cache(), []
+    a = ("users", ObjectId())
+
+    def load(missing):
+        asked.append(missing)
+        cache.changed("users", a[1])
+        return {a: "stale"}
+
+    cache.get_many([a], load, lambda key: key)
+    cache.get_many([a], load, lambda key: key)
+    assert len(asked) == 2
+
+
+def test_many_answers_without_a_live_stream_are_all_read_and_none_kept():
+    cache, asked = _cache(live=False, following=False), []
+    a = ("users", ObjectId())
+    for _ in range(2):
+        assert _many(cache, [a], {a: "A"}, asked) == {a: "A"}
+    assert asked == [[a], [a]]
+
+
+def test_many_answers_wait_once_for_the_streams_proof():
+    cache, asked = _cache(), []
+    a, b = ("users", ObjectId()), ("users", ObjectId())
+    _many(cache, [a, b], {a: "A", b: "B"}, asked)
+    cache.stream = Stream(live=False, proof_after=0.05)
+
+    assert _many(cache, [a, b], {}, asked) == {a: "A", b: "B"}
+    assert cache.stream.waits == [exact_cache.PATIENCE] and len(asked) == 1

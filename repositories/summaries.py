@@ -1,0 +1,111 @@
+"""The summaries a bot request nests (its bot, who created it, its organization), put in after
+the requests are read rather than joined to each of them (contract 7.8).
+
+A page or an export batch is read without a `$lookup`; then, for each reference it shows,
+the summaries come from the worker's summary cache, which the change stream keeps exact
+(runtime/exact_cache.py), and what the cache does not hold from one `$in` query on the
+referenced collection. Without a live stream every summary is read that way, every time. So
+a request costs its own read plus at most one small query per referenced collection,
+whatever its size, and nothing of `bots`, `users` or `organizations` is joined on the shard
+that holds them (docs/scaling.md).
+
+A reference is read as `$lookup` reads it, MongoDB's equality: a number equals the same
+number of any type, a document the same fields in the same order. Another writer's array of
+ids shows the summary of its first element that names a document; a reference to nothing
+(deleted, missing, null) shows null (docs/api.md#responses).
+"""
+
+import re
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from typing import NamedTuple
+
+import bson
+from bson import Decimal128, Int64, Regex
+from pymongo.database import Database
+
+from runtime.exact_cache import ExactCache
+
+
+class Reference(NamedTuple):
+    collection: str
+    fields: tuple[str, ...]  # those of its summary (schemas/summaries.py)
+
+
+# A bot request's references, and what their summaries hold.
+REFERENCES = {
+    "bot": Reference("bots", ("slug", "name", "creditCost")),
+    "createdBy": Reference("users", ("name",)),
+    "organization": Reference("organizations", ("name",)),
+}
+
+
+_NEVER_AN_ID = (type(None), list, Regex, re.Pattern)
+
+
+def equality_key(value):
+    """`value` as a key equal to another exactly where MongoDB's equality makes them equal:
+    numbers by value whatever their type (a bool is no number), text apart from other
+    types, a document by its BSON, in which field order counts."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float | Int64 | Decimal128):
+        number = value.to_decimal() if isinstance(value, Decimal128) else Decimal(value)
+        return ("number", "NaN" if number.is_nan() else number)
+    try:
+        hash(value)
+    except TypeError:
+        return ("bson", bson.encode({"v": value}))
+    return (type(value).__name__, value)
+
+
+def _candidates(value) -> list:
+    """The ids a reference names, in order: itself, or the elements of an array of them. No
+    `_id` is null, an array or a regular expression (which `$in` would match as a pattern)."""
+    values = value if isinstance(value, list) else [value]
+    return [item for item in values if not isinstance(item, _NEVER_AN_ID)]
+
+
+class Summaries:
+    def __init__(self, cache: ExactCache, database: Callable[[], Database]):
+        self._cache = cache
+        self._database = database
+
+    def fill(self, requests: list[dict], shown: Iterable[str]) -> list[dict]:
+        """`requests` with the summary of each reference in `shown` in its place, or without
+        it where it names no document."""
+        for field, reference in REFERENCES.items():
+            if field in shown:
+                self._fill(requests, field, reference)
+        return requests
+
+    def _fill(self, requests: list[dict], field: str, reference: Reference) -> None:
+        ids = {}
+        for request in requests:
+            for id_ in _candidates(request.get(field)):
+                ids.setdefault(equality_key(id_), id_)
+        summaries = self._cache.get_many(
+            [(reference.collection, key) for key in ids],
+            lambda missing: self._read(reference, [ids[key] for _, key in missing]),
+            lambda key: (reference.collection, ids[key[1]]),
+        )
+        for request in requests:
+            found = (
+                summaries[(reference.collection, equality_key(id_))]
+                for id_ in _candidates(request.get(field))
+            )
+            summary = next((summary for summary in found if summary is not None), None)
+            if summary is None:
+                request.pop(field, None)
+            else:
+                request[field] = summary
+
+    def _read(self, reference: Reference, ids: list) -> dict:
+        """The summaries of `ids` that exist, by cache key, in one query."""
+        documents = self._database()[reference.collection].find(
+            {"_id": {"$in": ids}}, dict.fromkeys(reference.fields, 1)
+        )
+        return {
+            (reference.collection, equality_key(document["_id"])): document
+            for document in documents
+        }
