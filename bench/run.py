@@ -8,8 +8,8 @@ authenticating costs each request, which the floors leave out: the caller's look
 token with its user or organization, one aggregation), timed the same way: a request makes
 it unless its worker's token cache holds the caller (on by default, kept exact by a change
 stream). Then
-the rows that the token and catalogue caches serve (bot rows, and two quick request rows for
-the token cache alone) once more, with both caches off; and each bot row's answer served by
+the rows that the exact caches serve (bot rows, and the request rows, whose callers and
+summaries they hold) once more, with the caches off; and each bot row's answer served by
 Eve over the same data (bench/eve.py), the anchor the bot rows are held to. One bot row,
 "bots list under load", is measured on every side while BUSY_CONNECTIONS read an
 organization's requests from the service without pause: uncached work that keeps the
@@ -72,10 +72,11 @@ RESULTS = servers.ROOT / "bench" / "results"
 VAR = servers.ROOT / "var" / "bench"
 DATASET_VERSION = 2
 SLOW = 0.25  # seconds: an endpoint slower than this alone is driven by one connection
-# Measured again with the caches off: every bot row, and two quick rows of the token cache.
+# Measured again with the caches off: every bot row, and the request rows (callers, summaries).
 CACHED_ROWS = ("bots list", "bots by name", "bots by tags", "bots by service", "bot by slug",
-               "user's requests", "one request", "bots list under load")  # fmt: skip
-CACHES_OFF = {"TOKEN_CACHE_SECONDS": "0", "CATALOGUE_CACHE_SIZE": "0"}
+               "user's requests", "organization's requests", "one request",
+               "bots list under load")  # fmt: skip
+CACHES_OFF = {"TOKEN_CACHE_SECONDS": "0", "CATALOGUE_CACHE_SIZE": "0", "SUMMARY_CACHE_SIZE": "0"}
 BUSY_CONNECTIONS = 4
 
 
@@ -315,7 +316,7 @@ def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
 def measure_caches_off(
     base: str, service: str, endpoint: Endpoint, rows: list, seconds, connections
 ) -> None:
-    """The row of `endpoint` gets its figures with both caches off, and on against off; a
+    """The row of `endpoint` gets its figures with the caches off, and on against off; a
     row's busy load is asked of the `service`, as when it was measured there."""
     row = _row(rows, endpoint)
     with busy(service, endpoint):
