@@ -16,10 +16,10 @@ from repositories.reads import contains, fields_of, get_one
 from repositories.summaries import Summaries
 
 
-def _projection(reads: frozenset[str]) -> list[dict]:
-    """The stage that reads the fields of what the view or selection `reads`, a reference as
-    its id: a reference that is not read is not summarized either (contract 7.5)."""
-    return [{"$project": dict.fromkeys(sorted(fields_of(reads)), 1)}]
+def _projection(reads: frozenset[str]) -> dict:
+    """The fields of what the view or selection `reads`, a reference as its id: a reference
+    that is not read is not summarized either (contract 7.5)."""
+    return dict.fromkeys(sorted(fields_of(reads)), 1)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +48,7 @@ class BotRequestRepository:
         filters, narrow = self._filters(query)
         page = fetch_list(
             self._requests, visibility, filters, query, narrow=narrow,
-            joins=_projection(query.reads),
+            projection=_projection(query.reads),
         )  # fmt: skip
         self._summaries.fill(page.results, fields_of(query.reads))
         return page
@@ -58,7 +58,7 @@ class BotRequestRepository:
         filters, narrow = self._filters(query)
         requests = first_documents(
             self._requests, visibility, filters, sort=query.sort, limit=query.limit,
-            joins=_projection(query.reads), narrow=narrow,
+            projection=_projection(query.reads), narrow=narrow,
         )  # fmt: skip
         return self._summaries.fill(requests, fields_of(query.reads))
 
@@ -98,7 +98,8 @@ class BotRequestRepository:
         return {"$in": ids}
 
     def get(self, visibility: Visibility, request_id: ObjectId, reads: frozenset[str]) -> dict:
-        bot_request = get_one(self._requests, visibility, {"_id": request_id}, _projection(reads))
+        projected = [{"$project": _projection(reads)}]
+        bot_request = get_one(self._requests, visibility, {"_id": request_id}, projected)
         if bot_request is None:
             raise NotFound("No bot request with this id.")
         return self._summaries.fill([bot_request], fields_of(reads))[0]

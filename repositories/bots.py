@@ -19,9 +19,9 @@ from repositories.reads import (
 
 
 def _projection(reads: frozenset[str], *also: str) -> dict:
-    """The stage that reads only what the view or its selection shows (contract 7.5), `also`
-    besides: another writer's bot may hold much more. A summary is joined whole, after it."""
-    return {"$project": dict.fromkeys(sorted({*fields_of(reads), *also}), 1)}
+    """Only what the view or its selection shows (contract 7.5), `also` besides: another
+    writer's bot may hold much more. A summary is joined whole, after it."""
+    return dict.fromkeys(sorted({*fields_of(reads), *also}), 1)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,7 +65,12 @@ class BotRepository:
             narrow["service"] = services
         filters = {"name": contains(query.name)} if query.name else {}
         return fetch_list(
-            self._bots, visibility, filters, query, narrow=narrow, joins=[_projection(query.reads)]
+            self._bots,
+            visibility,
+            filters,
+            query,
+            narrow=narrow,
+            projection=_projection(query.reads),
         )
 
     def _service_filter(self, service_name, service_id, slug, directory) -> dict | ObjectId | None:
@@ -89,11 +94,11 @@ class BotRepository:
         """`reads`: the stored fields of the caller's view, or of its selection."""
         if access.detailed:
             return OneBot(self._detailed(access.visibility, slug, reads), detailed=True)
-        return OneBot(self._one(access.visibility, slug, [_projection(reads)]), False)
+        return OneBot(self._one(access.visibility, slug, [{"$project": _projection(reads)}]), False)
 
     def _detailed(self, visibility: Visibility, slug: str, reads: frozenset[str]) -> dict:
         """The bot as `reads` says, with its service and tags when they are among them."""
-        stages, read = [_projection(reads)], fields_of(reads)
+        stages, read = [{"$project": _projection(reads)}], fields_of(reads)
         if "service" in read:
             stages += lookup_one("service", "services")
         if "tags" in read:
@@ -112,7 +117,7 @@ class BotRepository:
             visibility,
             slug,
             [
-                _projection(reads, "organization"),
+                {"$project": _projection(reads, "organization")},
                 *lookup_one("organization", "organizations", "organizationDocument"),
             ],
         )

@@ -137,7 +137,7 @@ def read_keyset_page(
     limit: int,
     resume: Resume | None,
     counted: bool,
-    joins: list[dict] = (),
+    projection: dict | None = None,
     narrow: dict | None = None,
 ) -> tuple[list[dict], Resume | None, int | None]:
     """The page after `resume` (the first when None): its documents, where the page after it
@@ -165,6 +165,6 @@ def read_keyset_page(
     if len(keys) > limit:
         phase, last = page[-1]
         following = Resume(phase, Position.of(last, order))
-    results = documents(collection, [key["_id"] for _, key in page], joins)
+    results = documents(collection, [key["_id"] for _, key in page], projection)
     total = sum(future.result() for future in counts) if counted else None
     return results, following, total

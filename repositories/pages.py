@@ -12,8 +12,8 @@ An offset page is read in three steps, shaped for a real MongoDB first:
 2. The page's ids, at the same time as the counts: a `find` projected on `_id` and the sort
    keys, sorted and limited on an index that holds filter, sort and `_id`, so MongoDB walks
    `skip + limit` index keys and reads no document.
-3. The page itself: the `limit` documents by `_id: {$in: ids}`, with their joins, put back in
-   page order.
+3. The page itself: the `limit` documents by `_id: {$in: ids}`, their fields of the
+   projection alone, put back in page order.
 
 Visibility branches run as one query each, never one top-level `$or`, and are disjoint (why,
 and what it costs: docs/performance.md, Query by query); past MERGE_WINDOW ids a deep page is
@@ -108,35 +108,31 @@ def _branch_ids(collection: Collection, match: dict, order: dict, limit: int) ->
     return [key["_id"] for key in cursor.batch_size(min(limit, MERGE_BATCH))]
 
 
-def _union_page(collection, matches: list, order: dict, skip: int, limit: int, joins) -> list:
+def _union_page(collection, matches: list, order: dict, skip: int, limit: int, projection):
     """The page of the union of disjoint branches, in MongoDB's own order.
 
     A branch's first `skip + limit` entries hold all of its entries on the page: each
-    branch reads those ids from its index, and the aggregation that fetches the page's
-    documents sorts their union on the server and cuts the page out, before the joins. The
-    server, not Python, compares the sort values: another writer's values of any BSON type
-    (arrays, objects, NaN, MinKey...) then fall where MongoDB's own sort puts them. Past
-    MERGE_WINDOW ids per branch, one `$or` query orders and skips on the server instead, so
-    that no request holds a deep window's ids.
+    branch reads those ids from its index, and the query that fetches the page's documents
+    sorts their union on the server and cuts the page out. The server, not Python, compares
+    the sort values: another writer's values of any BSON type (arrays, objects, NaN,
+    MinKey...) then fall where MongoDB's own sort puts them. Past MERGE_WINDOW ids per
+    branch, one `$or` query orders and skips on the server instead, so that no request holds
+    a deep window's ids.
     """
     window = skip + limit
     if window > MERGE_WINDOW:
         cursor = collection.find(
             {"$or": matches}, {"_id": 1}, sort=list(order.items()), skip=skip, limit=limit
         )
-        return documents(collection, [key["_id"] for key in cursor.batch_size(limit)], joins)
+        return documents(collection, [key["_id"] for key in cursor.batch_size(limit)], projection)
     branches = [submit(_branch_ids, collection, match, order, window) for match in matches]
     ids = [id_ for branch in branches for id_ in branch.result()]
     if not ids:
         return []
-    pipeline = [
-        {"$match": {"_id": {"$in": ids}}},
-        {"$sort": order},
-        {"$skip": skip},
-        {"$limit": limit},
-        *joins,
-    ]
-    return list(collection.aggregate(pipeline))
+    cursor = collection.find(
+        {"_id": {"$in": ids}}, projection, sort=list(order.items()), skip=skip, limit=limit
+    )
+    return list(cursor.batch_size(limit))
 
 
 def fetch_page(
@@ -147,7 +143,7 @@ def fetch_page(
     sort: list[tuple[str, int]],
     page: int,
     limit: int,
-    joins: list[dict] = (),
+    projection: dict | None = None,
     narrow: dict | None = None,
     counted: bool = True,
 ) -> OffsetPage:
@@ -161,9 +157,9 @@ def fetch_page(
     counts = [submit(count, collection, match) for match in matches] if counted else []
     if len(matches) == 1:
         keys = page_keys(collection, matches[0], order, skip, limit)
-        results = documents(collection, [key["_id"] for key in keys], joins)
+        results = documents(collection, [key["_id"] for key in keys], projection)
     else:
-        results = _union_page(collection, matches, order, skip, limit, joins)
+        results = _union_page(collection, matches, order, skip, limit, projection)
     total = sum(future.result() for future in counts) if counted else None
     return OffsetPage(results, page, limit, total)
 
@@ -175,22 +171,23 @@ def first_documents(
     *,
     sort: list[tuple[str, int]],
     limit: int,
-    joins: list[dict] = (),
+    projection: dict | None = None,
     narrow: dict | None = None,
 ) -> list[dict]:
-    """The first `limit` documents in order, with their joins, for a reader that wants them
-    all (an export's window) rather than a page deep in a list.
+    """The first `limit` documents in order, for a reader that wants them all (an export's
+    window) rather than a page deep in a list.
 
-    One branch is one aggregation that sorts, cuts and joins, reading each document once:
-    the embedded engine fetches a document by id (step 3 above) a thousand times slower than
-    along a range. Several branches are put in order by the server, as page 1 is."""
+    One branch is one query that sorts, cuts and projects, reading each document once: the
+    embedded engine fetches a document by id (step 3 above) a thousand times slower than
+    along a range, and runs a `find` faster than the same aggregation. Several branches are
+    put in order by the server, as page 1 is."""
     if visibility.is_empty:
         return []
     matches = disjoint_filters(visibility, filters, narrow)
     if len(matches) > 1:
-        return _union_page(collection, matches, sort_order(sort), 0, limit, joins)
-    pipeline = [{"$match": matches[0]}, {"$sort": sort_order(sort)}, {"$limit": limit}, *joins]
-    return list(collection.aggregate(pipeline))
+        return _union_page(collection, matches, sort_order(sort), 0, limit, projection)
+    order = list(sort_order(sort).items())
+    return list(collection.find(matches[0], projection, sort=order, limit=limit).batch_size(limit))
 
 
 def fetch_keyset_page(
@@ -210,16 +207,16 @@ def fetch_list(
     filters: dict,
     query: ListQuery,
     *,
-    joins: list[dict] = (),
+    projection: dict | None = None,
     narrow: dict | None = None,
 ) -> OffsetPage | KeysetPage:
     """The page `query` asks for, offset or keyset (contract 7.4)."""
     if query.keyset:
         return fetch_keyset_page(
             collection, visibility, filters, sort=query.sort, limit=query.limit,
-            resume=query.cursor, counted=query.counted, joins=joins, narrow=narrow,
+            resume=query.cursor, counted=query.counted, projection=projection, narrow=narrow,
         )  # fmt: skip
     return fetch_page(
         collection, visibility, filters, sort=query.sort, page=query.page or 1, limit=query.limit,
-        joins=joins, narrow=narrow, counted=query.counted,
+        projection=projection, narrow=narrow, counted=query.counted,
     )  # fmt: skip

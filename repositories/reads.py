@@ -1,6 +1,6 @@
 """The reads every list and single item is made of: a list's filters, one per visibility
 branch; a count, a page's keys, documents by id and one visible document; the joins that
-complete them; and the threads that run a request's independent reads side by side.
+complete a single item; and the threads that run a request's independent reads side by side.
 
 Filters are written flat and ordered, field by field with the most selective indexed field
 first: the embedded engine uses an index only for a filter without top-level operators, and
@@ -109,12 +109,13 @@ def page_keys(collection: Collection, match: dict, order: dict, skip: int, limit
     return list(cursor.batch_size(limit))
 
 
-def documents(collection: Collection, ids: list, joins: list[dict]) -> list[dict]:
-    """The documents of `ids` with their joins, in the order of `ids`, in one round trip."""
+def documents(collection: Collection, ids: list, projection: dict | None) -> list[dict]:
+    """The documents of `ids`, their fields of `projection` (None: all), in the order of
+    `ids`, in one round trip."""
     if not ids:
         return []
-    pipeline = [{"$match": {"_id": {"$in": ids}}}, {"$limit": len(ids)}, *joins]
-    by_id = {document["_id"]: document for document in collection.aggregate(pipeline)}
+    cursor = collection.find({"_id": {"$in": ids}}, projection, limit=len(ids))
+    by_id = {document["_id"]: document for document in cursor.batch_size(len(ids))}
     return [by_id[id_] for id_ in ids if id_ in by_id]
 
 

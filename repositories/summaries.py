@@ -22,8 +22,10 @@ from typing import NamedTuple
 
 import bson
 from bson import Decimal128, Int64, Regex
+from pymongo.collection import Collection
 from pymongo.database import Database
 
+from repositories.reads import submit
 from runtime.exact_cache import ExactCache
 
 
@@ -74,38 +76,43 @@ class Summaries:
     def fill(self, requests: list[dict], shown: Iterable[str]) -> list[dict]:
         """`requests` with the summary of each reference in `shown` in its place, or without
         it where it names no document."""
-        for field, reference in REFERENCES.items():
-            if field in shown:
-                self._fill(requests, field, reference)
+        shown = {field: REFERENCES[field] for field in REFERENCES if field in shown}
+        ids = {}  # (collection, equality key) -> the id as stored
+        for field, reference in shown.items():
+            for request in requests:
+                for id_ in _candidates(request.get(field)):
+                    ids.setdefault((reference.collection, equality_key(id_)), id_)
+        summaries = self._cache.get_many(
+            ids, lambda missing: self._read(missing, ids), lambda key: (key[0], ids[key])
+        )
+        for field, reference in shown.items():
+            for request in requests:
+                found = (
+                    summaries[(reference.collection, equality_key(id_))]
+                    for id_ in _candidates(request.get(field))
+                )
+                summary = next((summary for summary in found if summary is not None), None)
+                if summary is None:
+                    request.pop(field, None)
+                else:
+                    request[field] = summary
         return requests
 
-    def _fill(self, requests: list[dict], field: str, reference: Reference) -> None:
-        ids = {}
-        for request in requests:
-            for id_ in _candidates(request.get(field)):
-                ids.setdefault(equality_key(id_), id_)
-        summaries = self._cache.get_many(
-            [(reference.collection, key) for key in ids],
-            lambda missing: self._read(reference, [ids[key] for _, key in missing]),
-            lambda key: (reference.collection, ids[key[1]]),
-        )
-        for request in requests:
-            found = (
-                summaries[(reference.collection, equality_key(id_))]
-                for id_ in _candidates(request.get(field))
-            )
-            summary = next((summary for summary in found if summary is not None), None)
-            if summary is None:
-                request.pop(field, None)
-            else:
-                request[field] = summary
+    def _read(self, missing: list, ids: dict) -> dict:
+        """The summaries of the `missing` keys that exist, by key: one query per collection,
+        the collections side by side."""
+        database = self._database()
+        by_collection = {}
+        for collection, key in missing:
+            by_collection.setdefault(collection, []).append(ids[(collection, key)])
+        fields = {reference.collection: reference.fields for reference in REFERENCES.values()}
+        reads = [
+            submit(_find, database[collection], fields[collection], collection_ids)
+            for collection, collection_ids in by_collection.items()
+        ]
+        return {key: summary for read in reads for key, summary in read.result().items()}
 
-    def _read(self, reference: Reference, ids: list) -> dict:
-        """The summaries of `ids` that exist, by cache key, in one query."""
-        documents = self._database()[reference.collection].find(
-            {"_id": {"$in": ids}}, dict.fromkeys(reference.fields, 1)
-        )
-        return {
-            (reference.collection, equality_key(document["_id"])): document
-            for document in documents
-        }
+
+def _find(collection: Collection, fields: tuple[str, ...], ids: list) -> dict:
+    documents = collection.find({"_id": {"$in": ids}}, dict.fromkeys(fields, 1))
+    return {(collection.name, equality_key(document["_id"])): document for document in documents}

@@ -103,6 +103,75 @@ def test_a_catalogue_change_reaches_every_worker_within_a_second(
     within_a_second(server, connections, paths[path], token, shown)
 
 
+def _summaries_read(server) -> float:
+    """The summary lookups the workers' caches could not answer."""
+    return lookups(server, "summaries", "miss") + lookups(server, "summaries", "off")
+
+
+def _texts(connections: list, path: str, token: str) -> list[str]:
+    """The body each worker sends for `path`, as text (a list, a request, an export file)."""
+    texts = []
+    for connection in connections:
+        connection.request("GET", path, headers=bearer(token))
+        response = connection.getresponse()
+        assert response.status == 200, (path, response.status)
+        texts.append(response.read().decode())
+    return texts
+
+
+@pytest.mark.parametrize(
+    "change", ["rename bot", "rename user", "rename organization", "delete user"]
+)
+def test_a_summary_change_reaches_every_workers_requests_and_exports_within_a_second(
+    server, open_connections, module_database, stored, change
+):
+    """Contract 7.8: a request's summaries come from each worker's summary cache, and a
+    rename or deletion reaches every worker's lists, single requests and exports in a
+    second."""
+    tag = uuid.uuid4().hex[:8]
+    acme = stored.organization(f"Acme {tag}")
+    bob = stored.user(f"Bob {tag}", organizations=[acme])
+    bot = stored.bot(f"writer-{tag}", name=f"Writer {tag}")
+    request = stored.bot_request(bot=bot, created_by=bob, organization=acme)
+    token = stored.token(user=stored.user("Ada", organizations=[acme]))
+    period = "createdFrom=2026-01-01&createdTo=2026-12-31"
+    paths = [
+        f"/v1/organizations/{acme}/requests/",
+        f"/v1/requests/{request}/",
+        f"/v1/organizations/{acme}/requests/export?format=ndjson&{period}",
+        f"/v1/organizations/{acme}/requests/export?format=csv&{period}",
+    ]
+    connections = open_connections(server)
+    for path in paths:
+
+        def from_the_cache(path=path) -> bool:
+            before = _summaries_read(server)
+            texts = _texts(connections, path, token)
+            return all(f"Bob {tag}" in text for text in texts) and _summaries_read(server) == before
+
+        wait_until(from_the_cache, f"every worker answered {path} from its summary cache")
+    collection, id_, old, new = {
+        "rename bot": ("bots", bot, f"Writer {tag}", f"Scribe {tag}"),
+        "rename user": ("users", bob, f"Bob {tag}", f"Robert {tag}"),
+        "rename organization": ("organizations", acme, f"Acme {tag}", f"Zenith {tag}"),
+        "delete user": ("users", bob, f"Bob {tag}", None),
+    }[change]
+
+    if new is None:
+        module_database[collection].delete_one({"_id": id_})
+    else:
+        module_database[collection].update_one({"_id": id_}, {"$set": {"name": new}})
+
+    start = time.monotonic()
+    for path in paths:
+        while not all(
+            old not in text and (new is None or new in text)
+            for text in _texts(connections, path, token)
+        ):
+            assert time.monotonic() - start < 1, f"{path}: not within a second of the write"
+            time.sleep(0.02)
+
+
 def test_a_worker_replaced_by_gunicorn_follows_changes_of_its_own(
     server, open_connections, module_database, stored
 ):

@@ -95,9 +95,15 @@ ENDPOINTS = {
 }
 
 
-def _reads_summaries(command: dict) -> bool:
+def _by_ids(command: dict) -> bool:
     key = command.get("filter", {}).get("_id")
     return "find" in command and isinstance(key, dict) and "$in" in key
+
+
+def _reads_summaries(command: dict) -> bool:
+    """A `find` by `_id: {$in}` of a summary's fields: it projects no `_id`, which a page's
+    documents always show (repositories/summaries.py)."""
+    return _by_ids(command) and "_id" not in command.get("projection", {"_id": 1})
 
 
 def _summary_reads(commands: list[dict]) -> list[str]:
@@ -106,13 +112,14 @@ def _summary_reads(commands: list[dict]) -> list[str]:
 
 
 def _page_fetch(commands: list[dict]) -> dict:
-    """The one aggregation that reads the page's requests (not a count, nor the ordering of
-    several branches' ids)."""
+    """The one query that reads the page's requests by id (not their keys, nor the ordering
+    of several branches' ids)."""
     [fetch] = [
         command
         for command in commands
-        if command.get("aggregate") == "botrequests"
-        and command["pipeline"][-1].get("$project", {"_id": 1}) != {"_id": 1}
+        if command.get("find") == "botrequests"
+        and _by_ids(command)
+        and command.get("projection") != {"_id": 1}
     ]
     return fetch
 
@@ -179,13 +186,12 @@ def test_a_deep_page_joins_only_its_own_documents(monitored, log):
     url = "/v1/requests/?limit=10&page=20"
     commands = _warm_commands(test_client(), log, url, scene["token"])
 
-    finds = [command for command in commands if command.get("find") == "botrequests"]
+    fetch = _page_fetch(commands)
+    finds = [c for c in commands if c.get("find") == "botrequests" and c is not fetch]
     assert len(finds) == 2 and all(c["projection"] == {"_id": 1} for c in finds)
     assert all(c["limit"] == 200 for c in finds)
-    fetch = _page_fetch(commands)
-    stages = [next(iter(stage)) for stage in fetch["pipeline"]]
-    assert stages == ["$match", "$sort", "$skip", "$limit", "$project"]
-    assert (fetch["pipeline"][2]["$skip"], fetch["pipeline"][3]["$limit"]) == (190, 10)
+    assert (fetch["sort"], fetch["skip"], fetch["limit"]) == ({"createdAt": -1, "_id": -1}, 190, 10)
+    assert len(fetch["filter"]["_id"]["$in"]) <= 2 * 200 and _lookups(commands) == []
     assert _summary_reads(commands) == ["bots", "organizations", "users"]
 
 
@@ -256,13 +262,13 @@ def test_a_deep_keyset_page_reads_limit_plus_one_per_branch(monitored, log):
         url = f"/v1/requests/?pagination=keyset&limit=10&cursor={url}"
     commands = _warm_commands(client, log, url, scene["token"])
 
-    finds = [command for command in commands if command.get("find") == "botrequests"]
+    fetch = _page_fetch(commands)
+    finds = [c for c in commands if c.get("find") == "botrequests" and c is not fetch]
     ties = [c for c in finds if "$eq" in str(c["filter"].get("createdAt"))]
     assert finds and all(c["limit"] <= 11 for c in finds if c not in ties)
     assert all(c["limit"] <= keyset_pages.TIES for c in ties)
     assert not [c for c in commands if "count" in str(c.get("pipeline", ""))]
-    fetch = _page_fetch(commands)
-    assert len(fetch["pipeline"][0]["$match"]["_id"]["$in"]) == 10
+    assert len(fetch["filter"]["_id"]["$in"]) == 10
     assert _lookups(commands) == []
 
 
@@ -282,7 +288,10 @@ def _lookups(commands: list[dict]) -> list[str]:
 
 
 def _projections(commands: list[dict]) -> list[dict]:
-    return _stages(commands, "$project")
+    """What the reads of bots and requests project: a pipeline's `$project`, a `find`'s
+    projection."""
+    finds = [c for c in commands if c.get("find") in ("bots", "botrequests")]
+    return _stages(commands, "$project") + [c["projection"] for c in finds if "projection" in c]
 
 
 PUBLIC_VIEW = ("slug", "name", "description", "creditCost", "modelKey", "applyToApi", "inputs")
