@@ -94,6 +94,8 @@ def get_organization_bot_request(organization_id, bot_request_id, fields=None):
 
 def bot_requests() -> BotRequestRepository:
     """The requests of the request's database, their summaries through the worker's summary
-    cache, which reads the primary as every exact cache does (runtime/database.py)."""
-    summaries = Summaries(current_app.extensions["summary_cache"], admitted_primary_db)
+    cache, which reads the primary as every exact cache does (runtime/database.py); with
+    the cache off, as the requests are read."""
+    cache = current_app.extensions["summary_cache"]
+    summaries = Summaries(cache, admitted_primary_db if cache.enabled else admitted_db)
     return BotRequestRepository(admitted_db(), summaries)

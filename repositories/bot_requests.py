@@ -54,12 +54,17 @@ class BotRequestRepository:
         return page
 
     def first(self, visibility: Visibility, query: BotRequestListQuery) -> list[dict]:
-        """The query's first `limit` requests, for an export's window (repositories/exports.py)."""
+        """The query's first `limit` requests, for an export's window (repositories/exports.py),
+        without their summaries: a window too full is read again narrower, and only the
+        window kept is `summarized`."""
         filters, narrow = self._filters(query)
-        requests = first_documents(
+        return first_documents(
             self._requests, visibility, filters, sort=query.sort, limit=query.limit,
             projection=_projection(query.reads), narrow=narrow,
         )  # fmt: skip
+
+    def summarized(self, requests: list[dict], query: BotRequestListQuery) -> list[dict]:
+        """`requests` read by `first`, with the summaries the query reads."""
         return self._summaries.fill(requests, fields_of(query.reads))
 
     def _filters(self, query: BotRequestListQuery) -> tuple[dict, dict]:

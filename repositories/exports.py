@@ -78,7 +78,7 @@ class _Once:
 def _whole(repository, visibility: Visibility, window: BotRequestListQuery) -> list[dict] | None:
     """Every request of the window, or None when there are more than `limit`."""
     results = repository.first(visibility, replace(window, limit=window.limit + 1))
-    return results if len(results) <= window.limit else None
+    return repository.summarized(results, window) if len(results) <= window.limit else None
 
 
 def _walk(repository, visibility: Visibility, query: BotRequestListQuery) -> Iterator[list[dict]]:

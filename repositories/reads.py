@@ -6,9 +6,11 @@ Filters are written flat and ordered, field by field with the most selective ind
 first: the embedded engine uses an index only for a filter without top-level operators, and
 takes the first field it has an index for.
 
-A joined document takes the place of its reference when the answer shows it there (a bot
-request's `bot`); otherwise it goes beside it, named after it: `userDocument` beside `user`,
-or `userDocuments` for the array `$lookup` gives, as `tagDocuments` beside `tags`.
+A joined document (a single bot's service and tags, a token's user) takes the place of its
+reference when the answer shows it there (a bot's `service`); otherwise it goes beside it,
+named after it: `userDocument` beside `user`, or `userDocuments` for the array `$lookup`
+gives, as `tagDocuments` beside `tags`. A bot request joins nothing
+(repositories/summaries.py).
 """
 
 import contextvars

@@ -9,10 +9,11 @@ a request costs its own read plus at most one small query per referenced collect
 whatever its size, and nothing of `bots`, `users` or `organizations` is joined on the shard
 that holds them (docs/scaling.md).
 
-A reference is read as `$lookup` reads it, MongoDB's equality: a number equals the same
-number of any type, a document the same fields in the same order. Another writer's array of
-ids shows the summary of its first element that names a document; a reference to nothing
-(deleted, missing, null) shows null (docs/api.md#responses).
+A reference is matched by MongoDB's equality, as `$lookup` matches it: a number equals the
+same number of any type, a document the same fields in the same order with equal values.
+Two choices differ from a `$lookup`, which gave one row per match: another writer's array of
+ids shows the summary of its first element that names a document, and a null or missing
+reference shows null even where a document has `_id: null` (docs/api.md#responses).
 """
 
 import re
@@ -21,7 +22,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 import bson
-from bson import Decimal128, Int64, Regex
+from bson import DBRef, Decimal128, Int64, Regex
 from pymongo.collection import Collection
 from pymongo.database import Database
 
@@ -48,12 +49,19 @@ _NEVER_AN_ID = (type(None), list, Regex, re.Pattern)
 def equality_key(value):
     """`value` as a key equal to another exactly where MongoDB's equality makes them equal:
     numbers by value whatever their type (a bool is no number), text apart from other
-    types, a document by its BSON, in which field order counts."""
+    types, a document field by field in order and an array element by element, each value
+    by the same rule."""
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, int | float | Int64 | Decimal128):
         number = value.to_decimal() if isinstance(value, Decimal128) else Decimal(value)
         return ("number", "NaN" if number.is_nan() else number)
+    if isinstance(value, dict):
+        return ("document", tuple((name, equality_key(item)) for name, item in value.items()))
+    if isinstance(value, list):
+        return ("array", tuple(equality_key(item) for item in value))
+    if isinstance(value, DBRef):
+        return ("document", equality_key(value.as_doc()))
     try:
         hash(value)
     except TypeError:
@@ -62,8 +70,9 @@ def equality_key(value):
 
 
 def _candidates(value) -> list:
-    """The ids a reference names, in order: itself, or the elements of an array of them. No
-    `_id` is null, an array or a regular expression (which `$in` would match as a pattern)."""
+    """The ids a reference names, in order: itself, or the elements of an array of them.
+    Never null (above), an array or a regular expression: no `_id` is either, and `$in`
+    would match a regular expression as a pattern."""
     values = value if isinstance(value, list) else [value]
     return [item for item in values if not isinstance(item, _NEVER_AN_ID)]
 
@@ -85,18 +94,26 @@ class Summaries:
         summaries = self._cache.get_many(
             ids, lambda missing: self._read(missing, ids), lambda key: (key[0], ids[key])
         )
-        for field, reference in shown.items():
-            for request in requests:
-                found = (
-                    summaries[(reference.collection, equality_key(id_))]
-                    for id_ in _candidates(request.get(field))
-                )
-                summary = next((summary for summary in found if summary is not None), None)
-                if summary is None:
-                    request.pop(field, None)
-                else:
-                    request[field] = summary
+        # Every request's summaries first, then put in: a request listed twice is read once.
+        # The summaries are the cache's own: nothing may change them.
+        put = [
+            (request, field, self._first(summaries, reference, request.get(field)))
+            for field, reference in shown.items()
+            for request in requests
+        ]
+        for request, field, summary in put:
+            if summary is None:
+                request.pop(field, None)
+            else:
+                request[field] = summary
         return requests
+
+    @staticmethod
+    def _first(summaries: dict, reference: Reference, value) -> dict | None:
+        found = (
+            summaries.get((reference.collection, equality_key(id_))) for id_ in _candidates(value)
+        )
+        return next((summary for summary in found if summary is not None), None)
 
     def _read(self, missing: list, ids: dict) -> dict:
         """The summaries of the `missing` keys that exist, by key: one query per collection,
@@ -114,5 +131,6 @@ class Summaries:
 
 
 def _find(collection: Collection, fields: tuple[str, ...], ids: list) -> dict:
-    documents = collection.find({"_id": {"$in": ids}}, dict.fromkeys(fields, 1))
+    cursor = collection.find({"_id": {"$in": ids}}, dict.fromkeys(fields, 1), limit=len(ids))
+    documents = cursor.batch_size(len(ids))
     return {(collection.name, equality_key(document["_id"])): document for document in documents}

@@ -114,7 +114,7 @@ class _OffTime:
             seconds = time.monotonic() - self._off_since
             if seconds >= LOGGED_OFF_SECONDS:
                 log.info(
-                    "The token and catalogue caches are on again after %.1f s off (%s).",
+                    "The exact caches are on again after %.1f s off (%s).",
                     seconds,
                     self._off_reason,
                 )
@@ -228,7 +228,7 @@ class ChangeFeed:
             self._following = True
             self._off.reason = "lagging"
             if self._warned:
-                log.info("Change stream open again: the token and catalogue caches follow it.")
+                log.info("Change stream open again: the exact caches follow it.")
                 self._warned = False
             self._read(stream, session)
         self._off.reason = "resuming" if self._resume_token is not None else "opening"
@@ -282,8 +282,8 @@ class ChangeFeed:
         self._off.count(self._fresh_until)
         self._off.reason = "resuming"
         log.info(
-            "Change stream slow (%s): resuming from its last change; the token and catalogue "
-            "caches keep their entries.",
+            "Change stream slow (%s): resuming from its last change; the exact caches keep "
+            "their entries.",
             reason,
         )
 
@@ -301,10 +301,9 @@ class ChangeFeed:
                 "No change stream (%s): %s; every request reads its caller and bots from the "
                 "database until one runs again.",
                 reason,
-                "it resumes from its last change, and the token and catalogue caches keep "
-                "their entries"
+                "it resumes from its last change, and the exact caches keep their entries"
                 if resumable
-                else "the token and catalogue caches are emptied and off",
+                else "the exact caches are emptied and off",
             )
             self._warned = True
 

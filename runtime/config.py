@@ -163,6 +163,6 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "TOKEN_CACHE_SECONDS": _seconds(environ, "TOKEN_CACHE_SECONDS", 300),
         "TOKEN_CACHE_SIZE": integer(environ, "TOKEN_CACHE_SIZE", 10000),
         "CATALOGUE_CACHE_SIZE": integer(environ, "CATALOGUE_CACHE_SIZE", 1000),
-        "SUMMARY_CACHE_SIZE": integer(environ, "SUMMARY_CACHE_SIZE", 100000),
+        "SUMMARY_CACHE_SIZE": integer(environ, "SUMMARY_CACHE_SIZE", 20000),
         "METRICS_PORT": optional_port(environ, "METRICS_PORT"),
     }

@@ -1,9 +1,9 @@
 """Field selection (contract 7.5): the `fields` parameter, and an item dumped with only those.
 
 The selection is a set of an item's top-level names, `id` always among them; None (the
-parameter left out or empty) is every field. The repositories read and join only the stored
-paths of what is selected (`stored_paths`), so a field left out is never dumped as the null
-of a missing value: the dump keeps the selected names alone (`Selected`).
+parameter left out or empty) is every field. The repositories read, join and summarize only
+the stored paths of what is selected (`stored_paths`), so a field left out is never dumped
+as the null of a missing value: the dump keeps the selected names alone (`Selected`).
 """
 
 from dataclasses import dataclass

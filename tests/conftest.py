@@ -107,7 +107,7 @@ def app(db):
 
 @pytest.fixture
 def cached_app(wire_db):
-    """Apps over `wire_db` with both caches on, their change stream already live; closed at
+    """Apps over `wire_db` with the exact caches on, their change stream already live; closed at
     teardown. `mongo_client` may be a client of the test's own (counting commands, say)."""
     apps = []
 

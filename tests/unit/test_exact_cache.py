@@ -340,6 +340,10 @@ def test_many_answers_read_while_their_document_changed_are_not_kept():
     cache.get_many([a], load, lambda key: key)
     assert len(asked) == 2
 
+    cache.get_many([a], lambda missing: asked.append(missing) or {a: "fresh"}, lambda key: key)
+    cache.get_many([a], load, lambda key: key)
+    assert len(asked) == 3, "kept once no change came during its read"
+
 
 def test_many_answers_without_a_live_stream_are_all_read_and_none_kept():
     cache, asked = _cache(live=False, following=False), []

@@ -20,6 +20,8 @@ from runtime.exact_cache import ExactCache
         ("1", 1, False),
         ({"a": 1, "b": 2}, {"a": 1, "b": 2}, True),
         ({"a": 1, "b": 2}, {"b": 2, "a": 1}, False),  # field order counts in BSON
+        ({"a": 1}, {"a": Int64(1)}, True),  # values within it by the same rule
+        ([1, "x"], [1.0, "x"], True),
         (ObjectId("0123456789abcdef01234567"), "0123456789abcdef01234567", False),
     ],
 )
@@ -34,6 +36,7 @@ def db():
         [
             {"_id": 1, "slug": "one", "name": "One", "creditCost": 1, "secret": "x"},
             {"_id": "two", "slug": "two", "name": "Two", "creditCost": 2},
+            {"_id": {"a": 1.0}, "slug": "doc", "name": "Doc", "creditCost": 0},
         ]
     )
     database.users.insert_one({"_id": ObjectId("0123456789abcdef01234567"), "name": "Ada"})
@@ -64,12 +67,45 @@ def test_each_reference_shows_its_summary_and_only_its_fields(db):
         (Regex("^t"), None),  # nor a pattern, which `$in` would match as one
         (None, None),
         ("deleted", None),
+        ({"a": 1}, "doc"),  # a document equals the same fields with equal numbers
     ],
 )
-def test_odd_references_show_what_lookup_would_or_nothing(db, reference, shown):
+def test_odd_references_show_the_document_they_name_or_nothing(db, reference, shown):
     [request] = _filled(db, [{"_id": 7, "bot": reference}])
 
     assert (request["bot"]["slug"] if "bot" in request else None) == shown
+
+
+class _Recording:
+    """A database whose `find`s are recorded, as (collection, the ids asked)."""
+
+    def __init__(self, db):
+        self.db, self.finds = db, []
+
+    def __call__(self):
+        return self
+
+    def __getitem__(self, name):
+        collection, finds = self.db[name], self.finds
+
+        class Recorded:
+            def find(self, filter, *args, **kwargs):
+                finds.append((name, filter["_id"]["$in"]))
+                return collection.find(filter, *args, **kwargs)
+
+        recorded = Recorded()
+        recorded.name = name
+        return recorded
+
+
+def test_what_can_be_no_id_is_never_asked_for(db):
+    recording = _Recording(db)
+    requests = [{"_id": 1, "bot": Regex("^t")}, {"_id": 2, "bot": [[1]]}, {"_id": 3, "bot": None}]
+    requests.append({"_id": 4, "bot": "two"})
+
+    Summaries(ExactCache("test", (), 0), recording).fill(requests, ("bot",))
+
+    assert recording.finds == [("bots", ["two"])]
 
 
 def test_a_missing_reference_stays_missing_and_one_not_shown_stays_an_id(db):
@@ -79,15 +115,21 @@ def test_a_missing_reference_stays_missing_and_one_not_shown_stays_an_id(db):
 
 
 def test_a_page_reads_each_collection_once_whatever_its_size(db):
-    reads = []
-    database = db
-
-    class Counting:
-        def __getitem__(self, name):
-            reads.append(name)
-            return database[name]
-
+    recording = _Recording(db)
     requests = [{"_id": n, "bot": n % 2 or "two", "createdBy": ADA} for n in range(50)]
-    Summaries(ExactCache("test", (), 0), Counting).fill(requests, ("bot", "createdBy"))
 
-    assert sorted(reads) == ["bots", "users"]
+    Summaries(ExactCache("test", (), 0), recording).fill(requests, ("bot", "createdBy"))
+
+    assert sorted((name, sorted(map(str, ids))) for name, ids in recording.finds) == [
+        ("bots", ["1", "two"]),
+        ("users", [str(ADA)]),
+    ]
+    assert requests[1]["bot"]["slug"] == "one" and requests[0]["bot"]["slug"] == "two"
+
+
+def test_a_request_listed_twice_gets_its_summaries_once(db):
+    request = {"_id": 7, "bot": 1}
+
+    _filled(db, [request, request])
+
+    assert request["bot"] == ONE
