@@ -149,8 +149,9 @@ class ExactCache:
         as any other (a reference to a deleted document is asked again on every page
         otherwise). `made_of(key)` is the `(collection, _id)` its answer is made of.
 
-        As `get`, but for many small answers read at once: a found entry waits for the
-        stream's proof as `get`'s does, once for all; concurrent misses are not merged.
+        As `get`, but for many small answers read at once, whose read costs less than a wait:
+        while the stream is behind, they are all read, without waiting for its proof (a
+        request may already have waited for its caller's); concurrent misses are not merged.
         """
         keys = list(dict.fromkeys(keys))
         if not self.enabled or not keys:
@@ -158,9 +159,6 @@ class ExactCache:
             return {key: loaded.get(key) for key in keys}
         found, generation = self._find_many(keys)
         live = self.stream.live
-        if found and not live and self.stream.following:
-            live = self._wait(self.stream.wait_live)
-            found, generation = self._find_many(keys)
         if not live:
             found = {}
         missing = [key for key in keys if key not in found]

@@ -134,17 +134,21 @@ def test_a_failure_before_the_first_bytes_is_a_503(gunicorn, stored, fail_point)
 
 
 def test_each_batch_has_the_deadline_not_the_export(gunicorn, stored, fail_point):
-    """Eight queries slowed by a third of the deadline each: the export outlasts the deadline
-    and completes. A batch blocked for longer is cut at its own deadline."""
+    """Eight queries slowed by a quarter of the deadline each: the export outlasts the
+    deadline and completes. A batch blocked for longer is cut at its own deadline.
+
+    A quarter: the first batch may wait on three of them in turn within its deadline, the
+    caller's lookup, the batch's requests, and their summaries (read side by side) when the
+    caches do not hold them."""
     reads = ["find", "aggregate"]
-    fail_point.arm(reads, {"times": 8}, blockConnection=True, blockTimeMS=DEADLINE_MS // 3)
+    fail_point.arm(reads, {"times": 8}, blockConnection=True, blockTimeMS=DEADLINE_MS // 4)
     recent = f"?createdFrom={(stored['now'] - dt.timedelta(seconds=3000)).isoformat()}Z"
     started = time.monotonic()
     with _export(gunicorn, stored, recent) as response:
         assert response.status == 200
         # The requests of the last 3,000 s, the one exactly 3,000 s old included.
         assert response.read().count(b"\n") == 3001
-    assert time.monotonic() - started > 2 * DEADLINE_MS / 1000
+    assert time.monotonic() - started > DEADLINE_MS / 1000
     with _export(gunicorn, stored, recent) as response:
         response.read1(1024)
         fail_point.arm(reads, "alwaysOn", blockConnection=True, blockTimeMS=60_000)
