@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 import bson
-from bson import DBRef, Decimal128, Int64, Regex
+from bson import DBRef, Decimal128, Int64, ObjectId, Regex
 from pymongo.collection import Collection
 from pymongo.database import Database
 
@@ -50,7 +50,10 @@ def equality_key(value):
     """`value` as a key equal to another exactly where MongoDB's equality makes them equal:
     numbers by value whatever their type (a bool is no number), text apart from other
     types, a document field by field in order and an array element by element, each value
-    by the same rule."""
+    by the same rule. An ObjectId, what nearly every reference is, is its own key: it equals
+    nothing but the same ObjectId."""
+    if type(value) is ObjectId:
+        return value
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, int | float | Int64 | Decimal128):
@@ -73,6 +76,8 @@ def _candidates(value) -> list:
     """The ids a reference names, in order: itself, or the elements of an array of them.
     Never null (above), an array or a regular expression: no `_id` is either, and `$in`
     would match a regular expression as a pattern."""
+    if type(value) is ObjectId:
+        return [value]
     values = value if isinstance(value, list) else [value]
     return [item for item in values if not isinstance(item, _NEVER_AN_ID)]
 
@@ -87,19 +92,23 @@ class Summaries:
         it where it names no document."""
         shown = {field: REFERENCES[field] for field in REFERENCES if field in shown}
         ids = {}  # (collection, equality key) -> the id as stored
+        named = []  # (request, field, the keys its reference names, in order)
         for field, reference in shown.items():
             for request in requests:
+                keys = []
                 for id_ in _candidates(request.get(field)):
-                    ids.setdefault((reference.collection, equality_key(id_)), id_)
+                    key = (reference.collection, equality_key(id_))
+                    ids.setdefault(key, id_)
+                    keys.append(key)
+                named.append((request, field, keys))
         summaries = self._cache.get_many(
             ids, lambda missing: self._read(missing, ids), lambda key: (key[0], ids[key])
         )
         # Every request's summaries first, then put in: a request listed twice is read once.
         # The summaries are the cache's own: nothing may change them.
         put = [
-            (request, field, self._first(summaries, reference, request.get(field)))
-            for field, reference in shown.items()
-            for request in requests
+            (request, field, next((s for s in map(summaries.get, keys) if s is not None), None))
+            for request, field, keys in named
         ]
         for request, field, summary in put:
             if summary is None:
@@ -107,13 +116,6 @@ class Summaries:
             else:
                 request[field] = summary
         return requests
-
-    @staticmethod
-    def _first(summaries: dict, reference: Reference, value) -> dict | None:
-        found = (
-            summaries.get((reference.collection, equality_key(id_))) for id_ in _candidates(value)
-        )
-        return next((summary for summary in found if summary is not None), None)
 
     def _read(self, missing: list, ids: dict) -> dict:
         """The summaries of the `missing` keys that exist, by key: one query per collection,
