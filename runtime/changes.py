@@ -88,18 +88,31 @@ class Subscriber(Protocol):
     def clear(self) -> None: ...
 
 
+class Clock:
+    """The time a feed reads and the pauses it makes: the monotonic clock's, which a test
+    replaces with a clock of its own to step a feed through time without waiting."""
+
+    now = staticmethod(time.monotonic)
+
+    @staticmethod
+    def pause(stopping: threading.Event, seconds: float) -> bool:
+        """Waits `seconds`, or less if `stopping` is set; whether it is."""
+        return stopping.wait(seconds)
+
+
 class _OffTime:
     """Counts the time the caches are off, by reason, as the stream thread sees it."""
 
-    def __init__(self):
+    def __init__(self, clock: Clock):
         self.reason = "opening"
-        self._counted_to = time.monotonic()
+        self._clock = clock
+        self._counted_to = clock.now()
         self._off_since: float | None = None
         self._off_reason = self.reason
 
     def count(self, fresh_until: float) -> None:
         """Up to now, given the proofs so far keep the caches on until `fresh_until`."""
-        now = time.monotonic()
+        now = self._clock.now()
         off_from = max(self._counted_to, fresh_until)
         if now > off_from:
             if self._off_since is None:
@@ -111,7 +124,7 @@ class _OffTime:
     def proven(self) -> None:
         """The caches are on again: a period off ends here."""
         if self._off_since is not None:
-            seconds = time.monotonic() - self._off_since
+            seconds = self._clock.now() - self._off_since
             if seconds >= LOGGED_OFF_SECONDS:
                 log.info(
                     "The exact caches are on again after %.1f s off (%s).",
@@ -122,7 +135,10 @@ class _OffTime:
 
 
 class ChangeFeed:
-    def __init__(self, database: Database, subscribers: Iterable[Subscriber]):
+    def __init__(
+        self, database: Database, subscribers: Iterable[Subscriber], clock: Clock | None = None
+    ):
+        self._clock = clock or Clock()
         self._database = database.with_options(read_preference=ReadPreference.PRIMARY)
         self._subscribers = list(subscribers)
         for subscriber in self._subscribers:
@@ -134,7 +150,7 @@ class ChangeFeed:
         self._resume_token = None
         self._opened = False
         self._warned = False
-        self._off = _OffTime()
+        self._off = _OffTime(self._clock)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._pid: int | None = None
@@ -145,7 +161,7 @@ class ChangeFeed:
         """Whether every change written up to FRESH_SECONDS ago has reached the caches."""
         if self._pid != os.getpid():
             self._start()
-        return time.monotonic() < self._fresh_until
+        return self._clock.now() < self._fresh_until
 
     @property
     def following(self) -> bool:
@@ -163,7 +179,7 @@ class ChangeFeed:
                 return
             self._fresh_until = 0.0
             self._following = False
-            self._off = _OffTime()
+            self._off = _OffTime(self._clock)
             self._thread = threading.Thread(target=self._run, name="change-feed", daemon=True)
             self._thread.start()
             self._pid = os.getpid()
@@ -195,7 +211,7 @@ class ChangeFeed:
                     self._broken(describe(error), resumable=unavailable(error))
             except Exception as error:  # a client without streams: still never a stale entry
                 self._broken(f"{type(error).__name__}: {error}", resumable=False)
-            if self._stopping.wait(wait):
+            if self._clock.pause(self._stopping, wait):
                 return
             self._off.count(self._fresh_until)
             wait = min(wait * 2, RETRY_SECONDS[1]) if not self._opened else RETRY_SECONDS[0]
@@ -238,7 +254,7 @@ class ChangeFeed:
         # answer, until a later change proves that all changes up to that time have arrived.
         unproven: deque[tuple[float, object]] = deque()
         while stream.alive and not self._stopping.is_set():
-            asked, known = time.monotonic(), session.cluster_time
+            asked, known = self._clock.now(), session.cluster_time
             change = stream.try_next()
             self._off.count(self._fresh_until)
             if change is None:
@@ -259,7 +275,7 @@ class ChangeFeed:
         with self._proof:
             self._fresh_until = max(self._fresh_until, asked + FRESH_SECONDS)
             self._proof.notify_all()
-        if time.monotonic() < self._fresh_until:
+        if self._clock.now() < self._fresh_until:
             self._off.proven()
 
     def _dispatch(self, change: dict) -> None:

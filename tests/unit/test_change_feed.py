@@ -1,11 +1,11 @@
 """When the change stream counts as live, with a stand-in stream whose answers, their cluster
-times and their timing the test chooses; tests/api/test_exact_caches.py and tests/deployment
-prove the stream itself on a real server."""
+times and how long each takes the test scripts, on a clock of the test's own: the feed is
+stepped through its seconds without waiting for them. tests/api/test_exact_caches.py and
+tests/deployment prove the stream itself on a real server."""
 
 import itertools
 import logging
 import threading
-import time
 
 import pytest
 from bson import ObjectId, Timestamp
@@ -14,11 +14,27 @@ from pymongo.errors import ExecutionTimeout, OperationFailure
 
 from runtime import changes
 from runtime.exact_cache import ExactCache
-from tests.conftest import wait_until
+
+AWAIT = changes.AWAIT_SECONDS
 
 
 def _off_seconds(reason: str) -> float:
     return REGISTRY.get_sample_value("botcatalogue_cache_off_seconds_total", {"reason": reason})
+
+
+class Clock:
+    """The feed's clock: it moves only as the stand-in's answers take their time, or as the
+    feed pauses."""
+
+    def __init__(self):
+        self.time = 1000.0
+
+    def now(self) -> float:
+        return self.time
+
+    def pause(self, stopping: threading.Event, seconds: float) -> bool:
+        self.time += seconds
+        return stopping.is_set()
 
 
 class Session:
@@ -35,16 +51,33 @@ class Session:
 
 
 class Server:
-    """A cluster clock, and answers as `answer(clock)` says, each after `seconds`: a change,
-    None (nothing new), or an exception to raise."""
+    """A cluster clock and a script of steps, (answer, seconds): the answer is a change,
+    None (nothing new), an exception to raise, or a function of the server giving one; each
+    `getMore` takes its seconds of the feed's clock. Before each, `live` notes whether the
+    feed was live then. When the script ends, a `getMore` waits until `done`."""
 
-    def __init__(self, answer, seconds: float):
-        self.clock = itertools.count(1)
-        self.answer, self.seconds = answer, seconds
+    def __init__(self, clock: Clock, script):
+        self.clock, self.script = clock, iter(script)
+        self.cluster = itertools.count(1)
         self.opened_after = []  # the resume token of each watch
+        self.live = []
+        self.feed = None
+        self.idle, self.done = threading.Event(), threading.Event()
 
     def tick(self) -> Timestamp:
-        return Timestamp(1_700_000_000, next(self.clock))
+        return Timestamp(1_700_000_000, next(self.cluster))
+
+    def answer(self):
+        if self.feed is not None and not self.done.is_set():
+            self.live.append(self.feed.live)
+        step = next(self.script, None)
+        if step is None:
+            self.idle.set()
+            self.done.wait()
+            return None
+        answer, seconds = step
+        self.clock.time += seconds
+        return answer(self) if callable(answer) else answer
 
 
 class Stream:
@@ -59,8 +92,7 @@ class Stream:
         self.alive = False
 
     def try_next(self):
-        time.sleep(self._server.seconds)
-        answer = self._server.answer(self._server)
+        answer = self._server.answer()
         self._session.cluster_time = {"clusterTime": self._server.tick()}
         if isinstance(answer, Exception):
             raise answer
@@ -102,127 +134,111 @@ def change(server: Server, cluster_time: Timestamp | None = None) -> dict:
 
 @pytest.fixture
 def feed_of():
-    feeds = []
+    """A feed run through its script, then held at the script's end."""
+    made = []
 
-    def make(answer, seconds: float, cache: ExactCache | None = None):
-        server = Server(answer, seconds)
-        feed = changes.ChangeFeed(Database(server), [cache or ExactCache("t", ["users"], 9)])
-        feeds.append(feed)
+    def make(script, cache: ExactCache | None = None):
+        clock = Clock()
+        server = Server(clock, script)
+        cache = cache or ExactCache("t", ["users"], 9)
+        feed = changes.ChangeFeed(Database(server), [cache], clock)
+        server.feed = feed
+        made.append((feed, server))
+        assert not feed.live, "the feed starts off"
+        assert server.idle.wait(10), "the script ran to its end"
         return feed, server
 
     yield make
-    for feed in feeds:
+    for feed, server in made:
+        server.done.set()
         feed.stop()
 
 
-def _live_for(feed, seconds: float) -> list[bool]:
-    samples = []
-    for _ in range(int(seconds / 0.05)):
-        samples.append(feed.live)
-        time.sleep(0.05)
-    return samples
-
-
 def test_a_quiet_stream_whose_getmore_waits_is_live(feed_of):
-    feed, _ = feed_of(lambda server: None, changes.AWAIT_SECONDS)
-    wait_until(lambda: feed.live, "the feed is live", 3)
-    assert all(_live_for(feed, 1.5))
+    feed, server = feed_of([(None, AWAIT)] * 20)
+
+    assert server.live[:1] == [False] and all(server.live[2:]) and feed.live
 
 
 def test_an_empty_answer_that_comes_back_late_still_proves_when_it_was_sent(feed_of):
     """Each answer takes longer than a quick server's, within the second: the stream is live
     for the rest of FRESH_SECONDS after each."""
-    late = changes.FRESH_SECONDS - 0.2
-    feed, _ = feed_of(lambda server: None, late)
-    wait_until(lambda: feed.live, "the feed is live after a late answer", 5)
+    feed, server = feed_of([(None, changes.FRESH_SECONDS - 0.2)] * 5)
+
+    assert all(server.live[1:]) and feed.live
 
 
 def test_an_empty_answer_later_than_fresh_seconds_proves_nothing_still_fresh(feed_of):
-    feed, _ = feed_of(lambda server: None, changes.FRESH_SECONDS + 0.1)
-    assert not any(_live_for(feed, 2.5))
+    feed, server = feed_of([(None, changes.FRESH_SECONDS + 0.1)] * 10)
+
+    assert not any(server.live) and not feed.live
 
 
 def test_a_steady_flow_of_changes_keeps_the_stream_live(feed_of):
     """No answer is ever empty; each change, written after the answer before it, proves that
     every change up to that answer has arrived."""
-    quiet = iter([None] * 3)
-    feed, _ = feed_of(lambda server: next(quiet, None) or change(server), 0.05)
-    wait_until(lambda: feed.live, "the feed is live", 3)
-    assert all(_live_for(feed, 1.5))
+    feed, server = feed_of([(None, 0.05)] * 3 + [(change, 0.05)] * 40)
+
+    assert all(server.live[2:]) and feed.live
 
 
 def test_a_backlog_of_changes_older_than_the_answers_is_not_live(feed_of):
     """A stream that resumes into a backlog hands back changes written before its answers:
     until one is newer than an answer, nothing says that the backlog is over."""
     backlog = itertools.count(1)
-    feed, server = feed_of(lambda server: None, changes.AWAIT_SECONDS)
-    wait_until(lambda: feed.live, "the feed is live", 3)
-    server.clock = itertools.count(10_000)
-    server.answer = lambda server: change(server, Timestamp(1_700_000_000, next(backlog)))
 
-    time.sleep(changes.FRESH_SECONDS)
-    assert not any(_live_for(feed, 1.0))
+    def older(server: Server) -> dict:
+        return change(server, Timestamp(1_600_000_000, next(backlog)))
+
+    feed, server = feed_of([(None, AWAIT)] * 5 + [(older, AWAIT)] * 12)
+
+    assert all(server.live[2:6]), "live before the backlog"
+    fresh_for = int(changes.FRESH_SECONDS / AWAIT) + 1
+    assert not any(server.live[5 + fresh_for :]) and not feed.live
 
 
 def test_a_stream_that_stalls_is_off_within_fresh_seconds_and_says_how_long(feed_of, caplog):
-    stalled = threading.Event()
-    release = threading.Event()
-
-    def answer(server):
-        if stalled.is_set():
-            release.wait(10)
-            stalled.clear()
-        return None
-
+    caplog.set_level(logging.INFO, logger="runtime.changes")
     off_before = _off_seconds("lagging") or 0.0
-    feed, _ = feed_of(answer, changes.AWAIT_SECONDS)
-    wait_until(lambda: feed.live, "the feed is live", 3)
-    with caplog.at_level(logging.INFO, logger="runtime.changes"):
-        stalled.set()
-        time.sleep(changes.AWAIT_SECONDS + changes.FRESH_SECONDS)
-        assert not feed.live
-        time.sleep(1.0)
-        release.set()
-        wait_until(lambda: feed.live, "the feed is live again", 3)
-        wait_until(lambda: "on again after" in caplog.text, "the period off is logged", 3)
 
+    feed, server = feed_of([(None, AWAIT)] * 4 + [(None, 2.0)] + [(None, AWAIT)] * 4)
+
+    assert server.live[5] is False, "off once FRESH_SECONDS have passed in the stall"
+    assert all(server.live[7:]) and feed.live, "on again after it"
     off = _off_seconds("lagging") - off_before
     assert 1.0 <= off < 3.0
-    assert "(lagging)" in caplog.text
+    assert "on again after" in caplog.text and "(lagging)" in caplog.text
 
 
 def test_a_timeout_resumes_from_the_last_change_and_keeps_the_entries(feed_of):
     cache = ExactCache("t", ["users"], 9)
-    answers = iter([None, "change", ExecutionTimeout("operation would exceed time limit", 50)])
     seen = []
 
-    def answer(server):
-        kind = next(answers, None)
-        if kind == "change":
-            seen.append(change(server))
-            return seen[-1]
-        return kind
+    def remembered(server: Server) -> dict:
+        seen.append(change(server))
+        return seen[-1]
 
-    feed, server = feed_of(answer, 0.05, cache)
-    wait_until(lambda: feed.live, "the feed is live", 3)
-    wait_until(lambda: len(server.opened_after) == 2, "the stream was opened again", 5)
-    wait_until(lambda: feed.live, "the feed is live again", 3)
-    cache.get("k", lambda: "kept")
+    def store(server: Server) -> None:
+        cache.get("k", lambda: "kept")
+
+    timeout = ExecutionTimeout("operation would exceed time limit", 50)
+    script = [(None, 0.05), (remembered, 0.05), (None, 0.05), (store, 0.05), (timeout, 0.05)]
+    feed, server = feed_of(script + [(None, 0.05)] * 5, cache)
 
     assert server.opened_after[0] is None
     assert server.opened_after[1] == {"_data": str(seen[0]["clusterTime"].inc)}, "resumed"
-    assert cache.get("k", lambda: "read again") == "kept"
+    assert feed.live and cache.get("k", lambda: "read again") == "kept"
 
 
 def test_history_that_cannot_resume_empties_the_caches(feed_of):
     cache = ExactCache("t", ["users"], 9)
     lost = OperationFailure("resume point no longer in the oplog", 286)
-    answers = iter([None] * 5 + [lost])
-    feed, server = feed_of(lambda server: next(answers, None), 0.05, cache)
-    wait_until(lambda: feed.live, "the feed is live", 3)
-    cache.get("k", lambda: "stored")
 
-    wait_until(lambda: len(server.opened_after) == 2, "a fresh stream was opened", 5)
+    def store(server: Server) -> None:
+        cache.get("k", lambda: "stored")
 
-    assert server.opened_after[1] is None
-    assert cache.get("k", lambda: "read again") == "read again"
+    script = [(None, 0.05), (store, 0.05), (None, 0.05), (lost, 0.05)]
+    feed, server = feed_of(script + [(None, 0.05)] * 5, cache)
+
+    assert server.opened_after[1] is None, "a fresh stream"
+    assert feed.live and cache.get("k", lambda: "read again") == "read again"
