@@ -314,8 +314,8 @@ class ChangeFeed:
             self._off.reason = "unavailable" if not self._opened else "opening"
         if not self._warned:
             log.warning(
-                "No change stream (%s): %s; every request reads its caller and bots from the "
-                "database until one runs again.",
+                "No change stream (%s): %s; every request reads its caller, bots and summaries "
+                "from the database until one runs again.",
                 reason,
                 "it resumes from its last change, and the exact caches keep their entries"
                 if resumable

@@ -38,8 +38,7 @@ from prometheus_client import Counter
 LOOKUPS = Counter(
     "botcatalogue_cache_lookups",
     "Lookups in a worker's exact caches, by cache (tokens, catalogue, summaries) and result: "
-    "hit, miss, "
-    "or off (no live change stream, so the database answered).",
+    "hit, miss, or off (no live change stream, so the database answered).",
     ["cache", "result"],
 )
 ANY = object()  # stands for every document of a collection, in a dependency
