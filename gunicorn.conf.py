@@ -21,6 +21,11 @@ from runtime.config import ConfigError, integer, optional_port
 _METRICS_DIR_PREFIX = "bot-catalogue-metrics-"
 
 try:
+    # gunicorn is how production runs: without MONGODB_URI it would serve the embedded
+    # database's address, healthy-looking and empty. `make serve`, the tests and the benchmark
+    # set it themselves.
+    if not os.environ.get("MONGODB_URI"):
+        raise ConfigError("MONGODB_URI", "must be set to run under gunicorn (docs/deployment.md).")
     host = os.environ.get("HOST") or "127.0.0.1"
     metrics_port = optional_port(os.environ, "METRICS_PORT")
     # Workers write their figures to files there, for the master to sum (web/metrics.py).

@@ -2,13 +2,14 @@
 line naming the variable, exit status 1, and never reaches a request as a 500."""
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from runtime.config import ConfigError, settings_from_env
+from runtime.config import EMBEDDED_MONGODB_URI, ConfigError, settings_from_env
 from tests.support import ROOT
 from tests.support.wire_server import free_port
 
@@ -66,7 +67,8 @@ def _flask(**settings) -> subprocess.CompletedProcess:
 def _gunicorn(**settings) -> subprocess.CompletedProcess:
     """gunicorn never gets as far as binding: the check runs as it reads its configuration.
     Were it to start instead, `_run`'s timeout fails the test."""
-    return _run([str(BIN / "gunicorn"), "wsgi:app"], **{"PORT": str(free_port()), **settings})
+    defaults = {"PORT": str(free_port()), "MONGODB_URI": EMBEDDED_MONGODB_URI}
+    return _run([str(BIN / "gunicorn"), "wsgi:app"], **{**defaults, **settings})
 
 
 def _assert_stopped_with_one_line(result: subprocess.CompletedProcess, name: str, said: str):
@@ -85,6 +87,19 @@ def test_a_bad_app_setting_stops_flask(name, value, said):
 @pytest.mark.parametrize(("name", "value", "said"), APP_SETTINGS + GUNICORN_SETTINGS)
 def test_a_bad_setting_stops_gunicorn(name, value, said):
     _assert_stopped_with_one_line(_gunicorn(**{name: value}), name, said)
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_gunicorn_without_a_database_uri_stops_before_listening(value):
+    """Production runs gunicorn: a forgotten MONGODB_URI is an error, not the embedded
+    database's address. An empty value counts as unset."""
+    port = free_port()
+    settings = {"PORT": str(port)} if value is None else {"PORT": str(port), "MONGODB_URI": value}
+    result = _run([str(BIN / "gunicorn"), "wsgi:app"], **settings)
+
+    _assert_stopped_with_one_line(result, "MONGODB_URI", "must be set to run under gunicorn")
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", port)) != 0
 
 
 @pytest.mark.parametrize(("name", "value"), [("PORT", "5OOO"), ("EMBEDDED_DB_PORT", "-1")])
