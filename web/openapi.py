@@ -100,6 +100,18 @@ _HEADERS = {
     "RATELIMIT_RESET": _header(
         "When the window resets, in seconds since the Unix epoch.", type="integer"
     ),
+    "RATELIMIT_POLICY": _header(
+        "Each policy that counted this request (draft-ietf-httpapi-ratelimit-headers, an RFC "
+        "8941 list): its name (`default`, `export` or `auth-failures`, with its window, as "
+        "`default-60s`, when a setting holds several limits), `q` its quota and `w` its window "
+        'in seconds, e.g. `"default";q=600;w=60`.',
+        type="string",
+    ),
+    "RATELIMIT": _header(
+        "The policy nearest to refusing, the refusing one on a 429: `r` the requests left, `t` "
+        'the seconds until its window resets, e.g. `"default";r=599;t=60`.',
+        type="string",
+    ),
     "RETRY_AFTER": _header("Seconds to wait before retrying.", type="integer"),
     "WWW_AUTHENTICATE": _header("The scheme to authenticate with: `Bearer`.", type="string"),
     "ALLOW": _header("The methods this path allows.", type="string"),
@@ -122,6 +134,8 @@ RATE_LIMIT_HEADERS = {
     "X-RateLimit-Limit": "RATELIMIT_LIMIT",
     "X-RateLimit-Remaining": "RATELIMIT_REMAINING",
     "X-RateLimit-Reset": "RATELIMIT_RESET",
+    "RateLimit-Policy": "RATELIMIT_POLICY",
+    "RateLimit": "RATELIMIT",
 }
 
 # Component name: (description, headers besides the common ones). flask-smorest names its

@@ -15,16 +15,23 @@ When the storage is down (Redis unreachable), Flask-Limiter's in-memory fallback
 limits in each process, logs one warning (a JSON line, like every record: runtime/logs.py),
 and asks the storage again on a request after a pause that doubles from 1 s to 32 s (then
 starts over); the failure budget follows the same switch.
+
+Flask-Limiter announces one limit as `X-RateLimit-*`. Generic clients and gateways read the
+IETF fields instead (docs/api.md#rate-limits), which say every policy that counted a request,
+so `_announce` adds `RateLimit-Policy` and `RateLimit` from the same counts.
 """
 
 import logging
 import math
 import time
+from dataclasses import dataclass
+from functools import partial
 
-from flask import Flask
+import http_sf
+from flask import Flask, Response, g
 from flask_limiter import Limiter, RequestLimit
 from flask_limiter.util import get_remote_address
-from limits import parse
+from limits import RateLimitItem, parse, parse_many
 from limits.errors import StorageError
 from werkzeug.exceptions import TooManyRequests
 
@@ -34,12 +41,28 @@ from web.metrics import RATE_LIMITED
 
 log = logging.getLogger(__name__)
 
+EXPORT_SCOPE = "export"
+
 
 def rate_limit_key() -> str:
     credentials = auth.get_auth()
     if credentials is not None and credentials.token:
         return "token:" + hash_token(credentials.token)
     return "ip:" + get_remote_address()
+
+
+@dataclass(frozen=True)
+class _Count:
+    """One policy's count after this request, as the IETF fields tell it."""
+
+    policy: str
+    limit: RateLimitItem
+    remaining: int
+    reset_at: float
+    refused: bool
+
+    def seconds_left(self, now: float) -> int:
+        return max(0, math.ceil(self.reset_at - now))
 
 
 def _count_failed_authentication(app: Flask, **extra) -> None:
@@ -49,14 +72,57 @@ def _count_failed_authentication(app: Flask, **extra) -> None:
     # The strategy in use: the shared storage's, or the in-memory fallback's while it is down.
     strategy = limiter.limiter
     try:
-        if strategy.hit(budget, *keys):
-            return
-        reset_at = strategy.get_window_stats(budget, *keys).reset_time
+        allowed = strategy.hit(budget, *keys)
+        reset_at, remaining = strategy.get_window_stats(budget, *keys)
     except StorageError:
         log.warning("rate-limit storage failed: this failed authentication was not counted")
         return
+    g.auth_failure_count = _Count("auth-failures", budget, remaining, reset_at, not allowed)
+    if allowed:
+        return
     RATE_LIMITED.labels(limit="RATELIMIT_AUTH_FAILURES").inc()
     raise TooManyRequests(retry_after=max(1, math.ceil(reset_at - time.time())))
+
+
+def _counts(limiter: Limiter, several: set[str]) -> list[_Count]:
+    """The counts of this request: `export` for the exports' own budget (its scope, given in
+    `init_app`), `default` for the token's, and the failure budget where authentication
+    failed. A setting of several limits (`several`) names each by its window too."""
+    counts = []
+    for counted in limiter.current_limits:
+        policy = "export" if counted.request_args[-1] == EXPORT_SCOPE else "default"
+        if policy in several:
+            policy = f"{policy}-{counted.limit.get_expiry()}s"
+        reset_at, remaining = counted.window
+        counts.append(_Count(policy, counted.limit, remaining, reset_at, counted.breached))
+    if "auth_failure_count" in g:
+        counts.append(g.auth_failure_count)
+    return counts
+
+
+def _announce(limiter: Limiter, several: set[str], response: Response) -> Response:
+    """`RateLimit-Policy`, one item per policy that counted this request (its quota and
+    window in seconds), and `RateLimit`, the one nearest to refusing: the refusing one on a
+    429, else the one with the fewest requests left (its remaining count and the seconds
+    until its window resets)."""
+    try:
+        counts = _counts(limiter, several)
+    except StorageError:
+        return response  # Flask-Limiter has said so; its fallback answers the next request.
+    if not counts:
+        return response
+    now = time.time()
+    nearest = min(counts, key=lambda count: (not count.refused, count.remaining))
+    response.headers["RateLimit-Policy"] = http_sf.ser(
+        [
+            (count.policy, {"q": count.limit.amount, "w": count.limit.get_expiry()})
+            for count in counts
+        ]
+    )
+    response.headers["RateLimit"] = http_sf.ser(
+        [(nearest.policy, {"r": nearest.remaining, "t": nearest.seconds_left(now)})]
+    )
+    return response
 
 
 def _count_refusal(breached: RequestLimit) -> None:
@@ -73,6 +139,9 @@ def init_app(app: Flask) -> Limiter:
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
     app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"wrap_exceptions": True})
+    # One budget per token for every endpoint together: Flask-Limiter's default limits would
+    # give each endpoint a budget of its own, its application limits are shared by all.
+    app.config["RATELIMIT_APPLICATION"] = app.config.pop("RATELIMIT_DEFAULT")
     limiter = Limiter(rate_limit_key, app=app, on_breach=_count_refusal)
     for blueprint in app.blueprints.values():
         if getattr(blueprint, "rate_limited", True) is False:
@@ -80,7 +149,7 @@ def init_app(app: Flask) -> Limiter:
     # One budget per token for both export endpoints, besides the default one.
     limiter.shared_limit(
         app.config["RATELIMIT_EXPORT"],
-        scope="export",
+        scope=EXPORT_SCOPE,
         override_defaults=False,
         on_breach=_count_export_refusal,
     )(app.blueprints["exports"])
@@ -88,4 +157,7 @@ def init_app(app: Flask) -> Limiter:
         budget = parse(app.config["RATELIMIT_AUTH_FAILURES"])
         app.extensions["auth_failure_budget"] = (limiter, budget)
         authentication_failed.connect(_count_failed_authentication, app)
+        settings = {"default": "RATELIMIT_APPLICATION", "export": "RATELIMIT_EXPORT"}
+        several = {name for name, key in settings.items() if len(parse_many(app.config[key])) > 1}
+        app.after_request(partial(_announce, limiter, several))
     return limiter

@@ -80,6 +80,18 @@ def test_each_token_has_its_own_budget(limited_app, world):
     assert client.get("/v1/bots/", headers=bearer(bob)).status_code == 200
 
 
+def test_a_tokens_budget_is_shared_by_every_endpoint(limited_app, world):
+    """Flask-Limiter's default limits count each endpoint apart: 2 per minute would have been
+    2 per minute per endpoint."""
+    token = world.token(user=world.user("Ada"))
+    client = limited_app.test_client()
+
+    paths = ["/v1/bots/", "/v1/requests/", "/v1/bots/no-such-bot/"]
+    statuses = [client.get(path, headers=bearer(token)).status_code for path in paths]
+
+    assert statuses == [200, 200, 429]
+
+
 def test_without_a_token_the_budget_is_per_address(limited_app):
     client = limited_app.test_client()
     here = {"REMOTE_ADDR": "192.0.2.1"}
@@ -291,5 +303,7 @@ def test_a_200_sends_the_headers_it_documents_and_no_other(limited_app, world):
         "X-RateLimit-Limit",
         "X-RateLimit-Remaining",
         "X-RateLimit-Reset",
+        "RateLimit-Policy",
+        "RateLimit",
         "Date",
     }

@@ -8,6 +8,7 @@ shared again.
 import contextlib
 import time
 
+import http_sf
 import pytest
 import redis
 
@@ -118,3 +119,31 @@ def test_the_failed_authentication_budget_lives_in_the_same_store(gunicorn, stor
 
     assert shared == [401, 401, 401, 429]
     assert per_process == [401, 401] * 3 + [429, 429]
+
+
+def test_the_standard_fields_tell_the_shared_count_then_each_workers(
+    gunicorn, wire_db, store, closing
+):
+    """`RateLimit` counts in Redis while it answers (one count for both workers) and in each
+    worker's memory while it is down, a valid structured field throughout."""
+    world = World(wire_db)
+    shared_token, outage_token = (world.token(user=world.user(name)) for name in "AB")
+    server = gunicorn({"RATELIMIT_STORAGE_URI": store.uri, "RATELIMIT_DEFAULT": "4 per minute"})
+    connections = list(server.connections_per_worker().values())
+    for connection in connections:
+        closing.callback(connection.close)
+
+    def remaining(token: str, connection) -> list:
+        status, headers, _ = server.request("GET", "/v1/bots/", bearer(token), connection)
+        assert status == 200
+        policies = http_sf.parse(headers["RateLimit-Policy"].encode(), tltype="list")
+        assert policies == [("default", {"q": 4, "w": 60})]
+        [(name, parameters)] = http_sf.parse(headers["RateLimit"].encode(), tltype="list")
+        return [name, parameters["r"]]
+
+    shared = [remaining(shared_token, connection) for connection in connections]
+    store.stop()
+    outage = [remaining(outage_token, connection) for connection in connections]
+
+    assert shared == [["default", 3], ["default", 2]]
+    assert outage == [["default", 3], ["default", 3]]
