@@ -50,6 +50,13 @@ class _Flask(Flask):
         with pymongo.timeout(self.config["MONGODB_TIMEOUT_MS"] / 1000):
             return super().full_dispatch_request()
 
+    def make_default_options_response(self):
+        """`Allow` and no content: Flask's own answer says `text/html` of an empty body."""
+        response = super().make_default_options_response()
+        response.status_code = 204
+        del response.headers["Content-Type"]
+        return response
+
 
 class _MergeSlashes:
     """Serve the specification's doubled-slash paths (`/v1//bots/`) as the single-slash ones."""

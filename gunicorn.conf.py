@@ -48,6 +48,9 @@ except ConfigError as error:
 logconfig_dict = logs.CONFIG
 # gthread, with the errors gunicorn answers itself (414, 431, 400) in the JSON error body.
 worker_class = "web.gunicorn_worker.JSONErrorWorker"
+# The longest request line gunicorn serves (its default is 4,094 octets): HTTP asks servers
+# to serve at least 8,000, as a long query string of ids may need.
+limit_request_line = 8190
 graceful_timeout = 10
 keepalive = 5
 # gunicorn 27's control socket has one default path per user: several instances on a host

@@ -5,7 +5,8 @@ worker answers it with an HTML page from `gunicorn.util.write_error`. gunicorn h
 that page, but `Worker.handle_error` looks the writer up on `gunicorn.util` at every call, so
 each worker process puts ours there once forked. gunicorn still chooses the status, logs its
 warning and the access line; only the page changes. Its message text quotes the client's
-bytes, so the body carries our sentence for the status instead.
+bytes, so the body carries our sentence for the status instead. Its page has no `Date`, which
+every origin server's answer must carry (docs/api.md#errors); ours has.
 """
 
 import json
@@ -25,6 +26,7 @@ def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\n"
         "Connection: close\r\n"
+        f"Date: {util.http_date()}\r\n"
         "Content-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n"
         f"Cache-Control: {CACHE_CONTROL}\r\n"

@@ -52,6 +52,20 @@ def test_other_methods_are_a_json_405_with_allow(client, cast, endpoint, method)
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
+def test_options_lists_the_methods_without_content(client, cast, endpoint):
+    response = client.options(cast.path(ENDPOINTS[endpoint]), headers=cast.headers("member"))
+
+    assert response.status_code == 204
+    assert {value.strip() for value in response.headers["Allow"].split(",")} == {
+        "GET",
+        "HEAD",
+        "OPTIONS",
+    }
+    assert "Content-Type" not in response.headers
+    assert response.data == b""
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
 def test_head_answers_like_get_without_a_body(client, cast, endpoint):
     response = client.head(cast.path(ENDPOINTS[endpoint]), headers=cast.headers("member"))
     assert response.status_code == 200

@@ -6,13 +6,14 @@ Only raw bytes reach these: an HTTP client library refuses to send most of them.
 import json
 import re
 import socket
+from email.utils import parsedate_to_datetime
 
 import pytest
 
 from web.errors import unread_request_message
 from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
-LINE_TOO_LONG = b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+LINE_TOO_LONG = b"GET /" + b"a" * 8200 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
 FIELD_TOO_LARGE = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n"
 TOO_MANY_FIELDS = (
     b"GET / HTTP/1.1\r\nHost: x\r\n"
@@ -88,6 +89,7 @@ def test_it_carries_the_headers_of_every_response(module_gunicorn):
     _, again, _ = _exchange(module_gunicorn.port, b"GARBAGE\r\n\r\n")
 
     assert headers["cache-control"] == "private, no-cache"
+    assert parsedate_to_datetime(headers["date"]).tzinfo is not None
     assert re.fullmatch(REQUEST_ID_PATTERN, headers["x-request-id"])
     assert headers["x-request-id"] != again["x-request-id"]
 
@@ -105,6 +107,19 @@ def test_a_well_formed_request_is_still_served_by_the_app(module_gunicorn):
     status, headers, body = _exchange(
         module_gunicorn.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
     )
+
+    assert status == 200
+    assert json.loads(body) == {"status": "ok"}
+
+
+def test_a_request_line_of_8000_octets_is_served(module_gunicorn):
+    """HTTP asks a server to serve request lines of at least 8,000 octets; gunicorn's
+    default stops at 4,094."""
+    start, end = b"GET /healthz?pad=", b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    line = start + b"a" * (8000 - len(start) - len(b" HTTP/1.1")) + end
+    assert len(line.split(b"\r\n")[0]) == 8000
+
+    status, _, body = _exchange(module_gunicorn.port, line)
 
     assert status == 200
     assert json.loads(body) == {"status": "ok"}
