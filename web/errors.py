@@ -1,4 +1,6 @@
-"""Every error leaves as {"code", "message"} (plus "details" on a 400), with its headers kept.
+"""Every error leaves as one body, with its headers kept: RFC 9457 problem details (`type`,
+`title`, `status`, `detail`, `instance`) beside our own `code` and `message` (plus `details`
+on a 400), which clients written before the problem members still read (docs/api.md#errors).
 
 HTTP errors, domain exceptions, query validation, database outages and requests refused by
 admission control all pass through here, so no handler elsewhere builds an error body or lets
@@ -7,10 +9,11 @@ a stack trace reach the client. The errors gunicorn answers before the app
 """
 
 import logging
+import re
 from http import HTTPStatus
 
 import flask_smorest
-from flask import Flask, Response, json
+from flask import Flask, Response, has_request_context, json, request
 from pymongo.errors import PyMongoError
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
@@ -19,6 +22,7 @@ from runtime import database
 from runtime.admission import DatabaseBusy
 from schemas.errors import ErrorSchema
 from web.metrics import ADMISSION_REFUSED, count_database_error
+from web.request_ids import current_request_id
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +46,57 @@ _MESSAGES = {
 }
 _UNREADABLE = "The request is malformed and could not be read."
 
+# A problem type names a kind of error, not a page: a tag URI (RFC 4151) never changes with
+# the host that serves it. Each is listed in docs/api.md#problem-types.
+PROBLEM_TYPES = "tag:bot-catalogue-service,2026:problems/"
+PROBLEM_JSON = "application/problem+json"
+# The kinds that a status alone does not name; the others are named by the status's phrase.
+_TITLES = {400: "Invalid parameters"}
+_UNREADABLE_TITLE = "Malformed request"
 
-def error_body(code: int, message: str, details: dict | None = None) -> dict:
-    body = {"code": code, "message": message}
+
+def problem_title(code: int, unread: bool = False) -> str:
+    if unread and code == 400:
+        return _UNREADABLE_TITLE
+    return _TITLES.get(code) or HTTPStatus(code).phrase
+
+
+def problem_type(title: str) -> str:
+    return PROBLEM_TYPES + re.sub(r"[^a-z0-9]+", "-", title.lower())
+
+
+def error_body(
+    code: int, message: str, details: dict | None = None, *, request_id: str, unread=False
+) -> dict:
+    """The problem members first, as RFC 9457 shows them; `instance` is this occurrence,
+    the request id that our logs and `X-Request-ID` carry."""
+    title = problem_title(code, unread)
+    body = {
+        "type": problem_type(title),
+        "title": title,
+        "status": code,
+        "detail": message,
+        "instance": f"urn:request:{request_id}",
+        "code": code,
+        "message": message,
+    }
     if details is not None:
         body["details"] = details
     return body
+
+
+def _media_type() -> str:
+    """`application/problem+json` where the request's `Accept` names it (a wildcard does not),
+    else `application/json`, which every client of this API before it reads."""
+    if has_request_context():
+        for media_type, quality in request.accept_mimetypes:
+            if media_type.lower() == PROBLEM_JSON and quality > 0:
+                return PROBLEM_JSON
+    return "application/json"
+
+
+def _body(code: int, message: str, details: dict | None = None) -> str:
+    return json.dumps(error_body(code, message, details, request_id=current_request_id()))
 
 
 def status_message(code: int) -> str:
@@ -64,11 +113,7 @@ def unread_request_message(code: int) -> str:
 
 
 def json_error(code: int, message: str, details: dict | None = None) -> Response:
-    return Response(
-        json.dumps(error_body(code, message, details)),
-        status=code,
-        mimetype="application/json",
-    )
+    return Response(_body(code, message, details), status=code, mimetype=_media_type())
 
 
 def _validation_details(error: HTTPException) -> dict | None:
@@ -92,8 +137,8 @@ def http_error(error: HTTPException) -> Response:
     response = error.get_response()
     details = _validation_details(error)
     message = _MESSAGES.get(error.code) or error.description
-    response.set_data(json.dumps(error_body(error.code, message, details)))
-    response.content_type = "application/json"
+    response.set_data(_body(error.code, message, details))
+    response.content_type = _media_type()
     return response
 
 

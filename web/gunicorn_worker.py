@@ -22,7 +22,10 @@ from web.request_ids import new_request_id
 
 def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
     """`gunicorn.util.write_error`'s signature; `reason` is gunicorn's own constant text."""
-    body = json.dumps(error_body(status_int, unread_request_message(status_int))).encode()
+    request_id = new_request_id()
+    message = unread_request_message(status_int)
+    body = json.dumps(error_body(status_int, message, request_id=request_id, unread=True))
+    body = body.encode()
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\n"
         "Connection: close\r\n"
@@ -30,7 +33,7 @@ def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
         "Content-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n"
         f"Cache-Control: {CACHE_CONTROL}\r\n"
-        f"{REQUEST_ID_HEADER}: {new_request_id()}\r\n"
+        f"{REQUEST_ID_HEADER}: {request_id}\r\n"
         "\r\n"
     )
     util.write_nonblock(sock, head.encode("latin-1") + body)

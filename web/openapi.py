@@ -21,7 +21,7 @@ from schemas.fields import BsonNumber, IdText, TimestampField
 from schemas.query_fields import CommaSeparatedIds, ObjectIdString, QueryText, SortBy
 from schemas.selection import FieldSelection
 from web.caching import CACHE_CONTROL
-from web.errors import status_message
+from web.errors import PROBLEM_JSON, status_message
 from web.request_ids import HEADER as REQUEST_ID_HEADER
 from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
@@ -37,7 +37,8 @@ SETTINGS = {
     "API_SPEC_OPTIONS": {
         "info": {
             "description": "Read-only catalogue of bots and bot requests, for users and "
-            "organizations, behind Bearer tokens. Every error has the `Error` body.",
+            "organizations, behind Bearer tokens. Every error has the `Error` body: RFC 9457 "
+            "problem details, as `application/problem+json` when `Accept` names it.",
             "contact": {"name": "Bot Catalogue Service"},
             # Of this description, not of the service: clients generated from it are their
             # authors' to use freely, as with GitHub's and Stripe's descriptions.
@@ -243,7 +244,11 @@ def _register_components(api: flask_smorest.Api) -> None:
         headers = {**COMMON_HEADERS, **headers, **RATE_LIMIT_HEADERS}
         response = {"description": description, "headers": headers}
         if name not in _BODILESS:
-            response["content"] = {api.DEFAULT_RESPONSE_CONTENT_TYPE: {"schema": api.ERROR_SCHEMA}}
+            # application/problem+json where the request's Accept names it (web/errors.py).
+            response["content"] = {
+                media_type: {"schema": api.ERROR_SCHEMA}
+                for media_type in (api.DEFAULT_RESPONSE_CONTENT_TYPE, PROBLEM_JSON)
+            }
         spec.components.response(name, response, lazy=True)
 
 

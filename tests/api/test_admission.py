@@ -6,7 +6,7 @@ from prometheus_client import REGISTRY
 
 from repositories.bots import BotRepository
 from runtime.admission import Permits
-from tests.support.checks import assert_error
+from tests.support.checks import assert_error, problem_checked
 from tests.support.factories import bearer
 
 UNAVAILABLE = {"code": 503, "message": "The database is unavailable; try again shortly."}
@@ -43,7 +43,7 @@ def test_with_no_permit_free_a_request_is_refused_at_once_with_503(
     response = client.get("/v1/bots/", headers={**reader, "X-Request-ID": "busy-1"})
 
     assert_error(response, 503)
-    assert response.get_json() == UNAVAILABLE
+    assert problem_checked(response.get_json()) == UNAVAILABLE
     assert response.headers["Retry-After"] == "1"
     assert _refused() == before + 1
     [warning] = [line for line in json_log() if line["level"] == "WARNING"]

@@ -7,6 +7,7 @@ import pytest
 
 from app import create_app
 from tests.conftest import TEST_SETTINGS
+from tests.support.checks import problem_checked
 from tests.support.wire_server import free_port
 
 
@@ -49,7 +50,7 @@ def test_readyz_is_503_within_its_timeout_when_the_database_is_gone(unreachable_
     elapsed = time.monotonic() - started
 
     assert response.status_code == 503
-    assert response.get_json() == {
+    assert problem_checked(response.get_json()) == {
         "code": 503,
         "message": "The database is unavailable; try again shortly.",
     }

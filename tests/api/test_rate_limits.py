@@ -11,6 +11,7 @@ from app import create_app
 from runtime.bearer_tokens import hash_token
 from runtime.config import ConfigError, settings_from_env
 from tests.conftest import TEST_SETTINGS
+from tests.support.checks import problem_checked
 from tests.support.factories import bearer
 from tests.support.wire_server import free_port
 from web.rate_limits import rate_limit_key
@@ -37,7 +38,7 @@ def test_past_the_limit_a_token_gets_429_with_the_error_body(limited_app, world)
 
     assert statuses == [200, 200]
     assert refused.status_code == 429
-    assert refused.get_json() == {
+    assert problem_checked(refused.get_json()) == {
         "code": 429,
         "message": "Too many requests: retry after the number of seconds in Retry-After.",
     }
@@ -118,7 +119,7 @@ def test_an_address_inventing_tokens_is_stopped_after_its_failed_attempts(limite
 
     assert failures == [401, 401, 401]
     assert locked.status_code == 429
-    assert locked.get_json() == {
+    assert problem_checked(locked.get_json()) == {
         "code": 429,
         "message": "Too many requests: retry after the number of seconds in Retry-After.",
     }

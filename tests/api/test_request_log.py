@@ -5,6 +5,7 @@ import logging
 import pytest
 
 from repositories.bots import BotRepository
+from tests.support.checks import problem_checked
 from tests.support.factories import bearer
 
 REQUEST_LOGGER = "bot_catalogue.requests"
@@ -89,7 +90,7 @@ def test_a_500_is_logged_with_its_traceback_and_request_id(failing_app, world, c
     )
 
     assert response.status_code == 500
-    assert response.get_json() == {
+    assert problem_checked(response.get_json()) == {
         "code": 500,
         "message": "The server encountered an internal error.",
     }

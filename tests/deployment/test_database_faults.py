@@ -12,6 +12,7 @@ import pytest
 from app import create_app
 from runtime.database import admitted_db
 from tests.conftest import TEST_SETTINGS
+from tests.support.checks import problem_checked
 from tests.support.factories import World, bearer
 from tests.support.wire_server import WireServer
 
@@ -65,7 +66,7 @@ def test_outage_is_a_prompt_503_and_the_service_recovers(server, app):
         elapsed = time.monotonic() - started
 
         assert response.status_code == 503, path
-        assert response.get_json() == {
+        assert problem_checked(response.get_json()) == {
             "code": 503,
             "message": "The database is unavailable; try again shortly.",
         }

@@ -23,7 +23,7 @@ from pymongo import monitoring
 
 from app import create_app
 from tests.conftest import TEST_SETTINGS
-from tests.support.checks import assert_error
+from tests.support.checks import assert_error, problem_checked
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
 
@@ -154,7 +154,7 @@ def _assert_prompt_503(app, token, path) -> float:
     response = app.test_client().get(path, headers=token)
     elapsed = time.monotonic() - started
     assert_error(response, 503)
-    assert response.get_json() == UNAVAILABLE
+    assert problem_checked(response.get_json()) == UNAVAILABLE
     assert response.headers["Retry-After"] == "1"
     assert elapsed < DEADLINE_MS / 1000 + MARGIN, (path, elapsed)
     return elapsed
@@ -321,7 +321,7 @@ def test_a_stalled_database_never_holds_up_healthz_through_gunicorn(
         f"were refused at once; {len(probes)} probes of /healthz, the slowest "
         f"{slowest_probe:.2f}s; a request after the stall answered {after[0]} in {after[-1]:.2f}s"
     )
-    assert [(status, retry, body) for status, retry, body, _ in answers] == [
+    assert [(status, retry, problem_checked(body)) for status, retry, body, _ in answers] == [
         (503, "1", UNAVAILABLE)
     ] * stalled
     assert waited[-1] < 2 * deadline + MARGIN

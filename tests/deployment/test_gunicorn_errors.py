@@ -10,6 +10,7 @@ from email.utils import parsedate_to_datetime
 
 import pytest
 
+from tests.support.checks import problem_checked
 from web.errors import unread_request_message
 from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
@@ -27,6 +28,15 @@ SENTENCES = {
     417: "The expectation in the Expect header cannot be met.",
     431: "The request headers are too large.",
     501: "The request uses a feature the server does not support.",
+}
+
+# The request was never read: a 400 there is a malformed request, not invalid parameters.
+TITLES = {
+    400: "Malformed request",
+    414: "Request-URI Too Long",
+    417: "Expectation Failed",
+    431: "Request Header Fields Too Large",
+    501: "Not Implemented",
 }
 
 
@@ -70,14 +80,18 @@ def test_an_error_before_the_app_has_the_json_error_body(module_gunicorn, raw, s
     assert headers["content-type"] == "application/json"
     assert headers["connection"] == "close"
     assert int(headers["content-length"]) == len(body)
-    assert json.loads(body) == {"code": status, "message": SENTENCES[status]}
+    assert problem_checked(json.loads(body), headers["x-request-id"]) == {
+        "code": status,
+        "message": SENTENCES[status],
+    }
+    assert json.loads(body)["title"] == TITLES[status]
 
 
 def test_bytes_that_would_break_json_are_not_echoed(module_gunicorn):
     status, _, body = _exchange(module_gunicorn.port, b'GET /"<b>\\\xff HTTP/1.1\r\n\r\n')
 
     assert status == 400
-    assert json.loads(body) == {"code": 400, "message": SENTENCES[400]}
+    assert problem_checked(json.loads(body)) == {"code": 400, "message": SENTENCES[400]}
 
 
 def test_a_status_a_newer_gunicorn_may_add_still_gets_a_sentence():

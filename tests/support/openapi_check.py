@@ -21,6 +21,8 @@ from openapi_core.deserializing.media_types.util import plain_loads
 from openapi_core.templating.paths.exceptions import OperationNotFound, PathNotFound
 from openapi_core.validation.response.exceptions import MissingData
 
+from web.errors import PROBLEM_JSON
+
 # What HTTP itself puts on a response, which OpenAPI leaves out of a response's headers.
 _TRANSPORT_HEADERS = {"content-type", "content-length", "date"}
 _SLASHES = re.compile("//+")
@@ -71,8 +73,11 @@ def _document(text: str) -> Document:
         (re.compile(_PARAMETER.sub("[^/]+", re.escape(template))), item)
         for template, item in spec["paths"].items()
     )
-    text = dict.fromkeys(_TEXT_DOWNLOADS, plain_loads)
-    openapi = OpenAPI.from_dict(spec, config=Config(extra_media_type_deserializers=text))
+    deserializers = dict.fromkeys(_TEXT_DOWNLOADS, plain_loads)
+    # openapi-core reads `application/json` only; a problem is JSON under its own type.
+    deserializers[PROBLEM_JSON] = json.loads
+    config = Config(extra_media_type_deserializers=deserializers)
+    openapi = OpenAPI.from_dict(spec, config=config)
     return Document(openapi, spec["components"]["responses"], operations)
 
 

@@ -355,15 +355,21 @@ def test_usage_keys_parse_into_their_models(generated, base_url, scene, group_by
         ("member", "getBot", {"slug": "no-such-bot"}, 404),
     ],
 )
+@pytest.mark.parametrize("accept", ["application/json", "application/problem+json"])
 def test_errors_parse_into_the_error_model(
-    generated, base_url, scene, caller, operation_id, arguments, status
+    generated, base_url, scene, caller, operation_id, arguments, status, accept
 ):
+    """Both media types of an error parse, problem details and our own members alike."""
     token = scene["tokens"].get(caller, caller)
-    client = _client(generated, base_url, token)
+    client = _client(generated, base_url, token).with_headers({"Accept": accept})
     response = _operation(generated, operation_id).sync_detailed(client=client, **arguments)
     assert response.status_code == status
+    assert response.headers["Content-Type"] == accept
     assert type(response.parsed) is _model(generated, "Error")
-    assert response.parsed.code == status
+    problem = response.parsed
+    assert (problem.code, problem.status, problem.detail) == (status, status, problem.message)
+    assert problem.type_.startswith("tag:bot-catalogue-service,2026:problems/") and problem.title
+    assert problem.instance == f"urn:request:{response.headers['X-Request-ID']}"
 
 
 def _declaring(document_file, status: str) -> set[str]:
@@ -406,9 +412,11 @@ def test_too_many_requests_is_declared_where_limits_apply(generated, scene, docu
         | {"RATELIMIT_DEFAULT": "1 per hour"},
         mongo_client=scene["db"].client,
     )
+    [limiter] = app.extensions["limiter"]
     limited = set()
     with served(app) as url:
         for caller, operation_id, arguments in _calls(scene):
+            limiter.reset()  # a token's budget is shared by every operation
             client = _client(generated, url, caller and scene["tokens"][caller])
             operation = _operation(generated, operation_id)
             first, second = (operation.sync_detailed(client=client, **arguments) for _ in "12")
