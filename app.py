@@ -14,7 +14,7 @@ from blueprints import bot_requests, bots, exports, health, usage
 from blueprints.converters import ObjectIdConverter
 from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
-from runtime import admission, changes, database, logs
+from runtime import admission, changes, database, logs, tracing
 from runtime.config import settings_from_env
 from web import (
     authentication,
@@ -89,6 +89,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
         proxies = app.config["TRUSTED_PROXIES"]
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
 
+    tracing.init_app(app)  # before the database clients, which copy pymongo's listeners
     database.init_app(app, mongo_client)
     admission.init_app(app)
     changes.init_app(app)

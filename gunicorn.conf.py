@@ -37,7 +37,8 @@ try:
     from runtime import logs
     from web import metrics
 
-    create_app().extensions["mongo"].close()
+    # Tracing starts in each worker, after the fork (runtime/tracing.py).
+    create_app({"TRACING": False}).extensions["mongo"].close()
     bind = f"{host}:{integer(os.environ, 'PORT', 5000)}"
     workers = integer(os.environ, "GUNICORN_WORKERS", 2, minimum=1)
     threads = integer(os.environ, "GUNICORN_THREADS", 4, minimum=1)

@@ -129,6 +129,16 @@ def _database_permits(environ: Mapping[str, str], name: str) -> int:
     return permits
 
 
+def _tracing(environ: Mapping[str, str]) -> bool:
+    """On where an OTLP endpoint is set, as OpenTelemetry's own variables say, unless its
+    SDK is disabled; the rest of OTEL_* is the SDK's to read (runtime/tracing.py)."""
+    endpoint = _text(environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or _text(
+        environ, "OTEL_EXPORTER_OTLP_ENDPOINT"
+    )
+    disabled = (_text(environ, "OTEL_SDK_DISABLED") or "").strip().lower() == "true"
+    return bool(endpoint) and not disabled
+
+
 def settings_from_env(environ: Mapping[str, str]) -> dict:
     """Typed settings with their defaults; README's configuration table lists each one.
 
@@ -165,4 +175,5 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "CATALOGUE_CACHE_SIZE": integer(environ, "CATALOGUE_CACHE_SIZE", 1000),
         "SUMMARY_CACHE_SIZE": integer(environ, "SUMMARY_CACHE_SIZE", 20000),
         "METRICS_PORT": optional_port(environ, "METRICS_PORT"),
+        "TRACING": _tracing(environ),
     }

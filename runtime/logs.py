@@ -4,7 +4,8 @@ Each line is one JSON object on standard error: a traceback is a field of its re
 lines of its own, and warnings are records too. `create_app` applies it once per process, and
 gunicorn applies the same dictionary as its `logconfig_dict` (gunicorn.conf.py), so gunicorn's
 own lines come out alike. Records made during a request carry its id
-(`web.request_ids.RequestIdFilter`).
+(`web.request_ids.RequestIdFilter`), and in a traced request its trace and span ids
+(`runtime.tracing.TraceFilter`).
 
 Whatever a record quotes (a raw request line in one of gunicorn's warnings, say) passes the
 formatter, which blanks anything shaped like a bearer token: no token is written, whoever
@@ -38,7 +39,10 @@ class RedactingJsonFormatter(JsonFormatter):
 CONFIG = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "web.request_ids.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "web.request_ids.RequestIdFilter"},
+        "trace": {"()": "runtime.tracing.TraceFilter"},
+    },
     "formatters": {
         "json": {
             "()": RedactingJsonFormatter,
@@ -52,7 +56,7 @@ CONFIG = {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stderr",
             "formatter": "json",
-            "filters": ["request_id"],
+            "filters": ["request_id", "trace"],
         }
     },
     "loggers": {

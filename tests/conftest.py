@@ -97,6 +97,8 @@ TEST_SETTINGS = {
     "TOKEN_CACHE_SECONDS": 0,
     "CATALOGUE_CACHE_SIZE": 0,
     "SUMMARY_CACHE_SIZE": 0,
+    # A developer's OTEL_* variables stay out of the tests' apps (tests/deployment/test_tracing.py).
+    "TRACING": False,
 }
 
 
