@@ -51,7 +51,7 @@ import pymongo
 
 from access import policy
 from access.callers import caller_for
-from bench import dataset, eve, exports, servers
+from bench import dataset, eve, exports, otlp_receiver, servers
 from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
 from repositories.bots import BotListQuery, BotRepository
 from repositories.bson_order import WALK, Position, Resume, sort_order
@@ -77,6 +77,9 @@ CACHED_ROWS = ("bots list", "bots by name", "bots by tags", "bots by service", "
                "user's requests", "organization's requests", "one request",
                "bots list under load")  # fmt: skip
 CACHES_OFF = {"TOKEN_CACHE_SECONDS": "0", "CATALOGUE_CACHE_SIZE": "0", "SUMMARY_CACHE_SIZE": "0"}
+# The rows measured again with tracing on, in alternating rounds (docs/performance.md#tracing).
+TRACED_ROWS = ("bot by slug", "one request")
+TRACING_ROUNDS = 2
 BUSY_CONNECTIONS = 4
 
 
@@ -341,6 +344,26 @@ def measure_eve(
     print(f" service / Eve {row['ratio_eve']:.2f}", flush=True)
 
 
+def measure_tracing(
+    base: str, traced: str, endpoint: Endpoint, rows: list, seconds, connections
+) -> None:
+    """The row of `endpoint` gets its figures with tracing on (`traced`, exporting to a
+    receiver that listens), in rounds alternating with the same server with it off (`base`),
+    so that both sides see the same machine; and on against off."""
+    row = _row(rows, endpoint)
+    rounds = {"off": [], "on": []}
+    for _ in range(TRACING_ROUNDS):
+        for side, server in (("off", base), ("on", traced)):
+            with busy(base, endpoint):
+                rounds[side].append(
+                    _again(server, endpoint, f"tracing {side}", seconds, connections)
+                )
+    rates = {side: statistics.mean(map(_rate, figures)) for side, figures in rounds.items()}
+    row["tracing"] = {"rounds": rounds, "requests_per_s": rates}
+    row["ratio_tracing_on_off"] = rates["on"] / rates["off"]
+    print(f" tracing on / off {row['ratio_tracing_on_off']:.2f}", flush=True)
+
+
 def _row(rows: list, endpoint: Endpoint) -> dict:
     return next(row for row in rows if row["endpoint"] == endpoint.name)
 
@@ -497,6 +520,20 @@ def main() -> None:
             ) as off:
                 for endpoint in uncached:
                     measure_caches_off(off, base, endpoint, rows, seconds, connections)
+        traced = [endpoint for endpoint in kinds if endpoint.name in TRACED_ROWS]
+        if traced:
+            receiver = stack.enter_context(otlp_receiver.OtlpReceiver())
+            with servers.gunicorn(
+                uri,
+                db.name,
+                gunicorn_settings,
+                (traced[0].path, traced[0].token),
+                VAR / "gunicorn-traced.log",
+                env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint},
+            ) as on:
+                for endpoint in traced:
+                    measure_tracing(base, on, endpoint, rows, seconds, connections)
+            print(f" the receiver got {len(receiver.spans())} spans", flush=True)
         anchored = [endpoint for endpoint in kinds if endpoint.eve]
         if anchored:
             probe_eve = (anchored[0].eve, anchored[0].token)

@@ -2,10 +2,10 @@
 
 Configured by OpenTelemetry's own `OTEL_*` variables alone (docs/deployment.md#tracing), read
 by the SDK: the exporter's endpoint, headers and timeout, the service name, the sampler, the
-batch queue. Off, with nothing imported or started, unless an OTLP endpoint is set
+batch queue. Off, with nothing of the SDK imported or started, unless an OTLP endpoint is set
 (`runtime/config.py`, `TRACING`).
 
-Each process sets up its own provider, when its first app is built: a gunicorn worker after
+Each process sets up its own provider when its first app is built: a gunicorn worker after
 the fork (the master builds its app with tracing off, gunicorn.conf.py), since the batch
 exporter's thread does not survive a fork. The pymongo listener is registered before the app's
 clients exist, because a MongoClient copies the listeners registered when it is made.
@@ -13,22 +13,23 @@ clients exist, because a MongoClient copies the listeners registered when it is 
 Spans go to the collector from a background thread in batches, dropped when its bounded queue
 is full: a collector that is down or slow changes no answer and holds up no request.
 
-What a span holds is chosen so that nothing secret leaves: the server span's URL attributes
-lose their query string (filters are values, `web/request_log.py` keeps only their names),
-command spans carry the command's name and collection and never its document, and a database
-command that no request sent (the change streams', a probe's ping) starts no trace of its own.
+The server span is ours, on OpenTelemetry's API, rather than opentelemetry-instrumentation-
+flask's: that one cost a request twice the time (docs/performance.md#tracing) and writes the
+query string, whose values may be secrets, into attributes that its hooks cannot take back
+before they are set. Ours holds the method, route, path and status, never a query value or
+a header; the command spans carry a command's name and collection, never its document; and
+a database command that no request sent (the change streams', a probe's ping) starts no trace
+of its own (`runtime/trace_sampling.py`).
 """
 
 import functools
 import logging
 
-from flask import Flask
-from opentelemetry import trace
+from flask import Flask, Response, g, request
+from opentelemetry import context, propagate, trace
 
-# The attributes of a server span that may carry the request's query string.
-_URL_ATTRIBUTES = ("http.target", "http.url", "url.full", "url.query")
 # Probes are asked every few seconds by every orchestrator; a trace of each is noise.
-_UNTRACED_PATHS = "healthz,readyz"
+_UNTRACED_PATHS = {"/healthz", "/readyz"}
 
 
 class TraceFilter(logging.Filter):
@@ -36,16 +37,16 @@ class TraceFilter(logging.Filter):
     ids of its span, so a log line leads to its trace and back."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        context = trace.get_current_span().get_span_context()
-        if context.is_valid:
-            record.trace_id = trace.format_trace_id(context.trace_id)
-            record.span_id = trace.format_span_id(context.span_id)
+        span = trace.get_current_span().get_span_context()
+        if span.is_valid:
+            record.trace_id = trace.format_trace_id(span.trace_id)
+            record.span_id = trace.format_span_id(span.span_id)
         return True
 
 
 @functools.cache
-def _provider():
-    """This process's provider and its pymongo listener, once."""
+def _tracer() -> trace.Tracer:
+    """This process's provider, its exporter and its pymongo listener, once."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.instrumentation.pymongo import PymongoInstrumentor
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -62,30 +63,55 @@ def _provider():
     provider = TracerProvider(resource=resource, sampler=RequestsOnly(configured))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     PymongoInstrumentor().instrument(tracer_provider=provider)
-    return provider
+    return provider.get_tracer(__name__)
 
 
-def _without_query(span, status: str, headers) -> None:
-    """The Flask instrumentation's response hook, the last word on the server span's
-    attributes (its request hook comes before they are set): the URLs without their query."""
-    if not span.is_recording():
+def _start_span() -> None:
+    """The request's server span, current until the request ends (a streamed export's
+    batches included), the caller's `traceparent` and `tracestate` its parent."""
+    if request.path.rstrip("/") in _UNTRACED_PATHS:
         return
-    for key in _URL_ATTRIBUTES:
-        value = span.attributes.get(key)
-        if isinstance(value, str) and (key == "url.query" or "?" in value):
-            span.set_attribute(key, "" if key == "url.query" else value.split("?", 1)[0])
+    route = request.url_rule.rule if request.url_rule else None
+    attributes = {
+        "http.request.method": request.method,
+        "url.path": request.path,
+        "url.scheme": request.scheme,
+    }
+    if route:
+        attributes["http.route"] = route
+    span = _tracer().start_span(
+        f"{request.method} {route}" if route else request.method,
+        context=propagate.extract(request.headers),
+        kind=trace.SpanKind.SERVER,
+        attributes=attributes,
+    )
+    g.trace_span = span
+    g.trace_token = context.attach(trace.set_span_in_context(span))
+
+
+def _record_status(response: Response) -> Response:
+    span = g.get("trace_span")
+    if span is not None:
+        span.set_attribute("http.response.status_code", response.status_code)
+        if response.status_code >= 500:
+            span.set_status(trace.StatusCode.ERROR)
+    return response
+
+
+def _end_span(error: BaseException | None) -> None:
+    span = g.pop("trace_span", None)
+    if span is not None:
+        context.detach(g.pop("trace_token"))
+        span.end()
 
 
 def init_app(app: Flask) -> None:
-    """Before the app's database clients are made (`runtime.database`, `runtime.changes`)."""
+    """Before the app's database clients are made (`runtime.database`, `runtime.changes`),
+    and before the app's other hooks, so that the span holds all they do: its status is
+    recorded after theirs (Flask runs `after_request` hooks in reverse)."""
     if not app.config["TRACING"]:
         return
-    from opentelemetry.instrumentation.flask import FlaskInstrumentor
-
-    FlaskInstrumentor.instrument_app(
-        app,
-        tracer_provider=_provider(),
-        excluded_urls=_UNTRACED_PATHS,
-        response_hook=_without_query,
-        enable_commenter=False,  # comments for SQL drivers; MongoDB has none
-    )
+    _tracer()
+    app.before_request(_start_span)
+    app.after_request(_record_status)
+    app.teardown_request(_end_span)

@@ -2,6 +2,7 @@
 the test starts (tests/support/otlp_receiver.py), decoded with opentelemetry-proto: what a
 collector gets, how it nests, and what it never holds (docs/deployment.md#tracing)."""
 
+import datetime as dt
 import json
 import os
 import secrets
@@ -12,14 +13,20 @@ import time
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from bench.otlp_receiver import OtlpReceiver, attributes
 from tests.support import ROOT
 from tests.support.factories import World, bearer
-from tests.support.otlp_receiver import OtlpReceiver, attributes
 
 FILTER_VALUE = "Zanzibar-filter-value"
 # The batch goes out every 200 ms rather than 5 s, so that the test waits less.
 QUICK_BATCHES = {"OTEL_BSP_SCHEDULE_DELAY": "200"}
 STREAM_ROUNDS = 2.5
+# A filtered list, a page of requests (its summaries read side by side) and a streamed export.
+PATHS = (
+    f"/v1/bots/?name={FILTER_VALUE}",
+    "/v1/requests/",
+    "/v1/requests/export?createdFrom=2026-01-01&createdTo=2026-02-01&format=csv",
+)
 
 
 def _traceparent() -> tuple[str, str, str]:
@@ -40,8 +47,10 @@ def scene(wire_db):
     acme = world.organization()
     ada = world.user("Ada", organizations=[acme])
     bot = world.bot("writer", organization=acme)
-    for _ in range(3):
-        world.bot_request(bot=bot, created_by=ada, organization=acme)
+    for day in range(1, 4):
+        world.bot_request(
+            bot=bot, created_by=ada, organization=acme, createdAt=dt.datetime(2026, 1, day)
+        )
     return {"token": world.token(user=ada), "acme": acme}
 
 
@@ -52,7 +61,7 @@ def test_each_request_is_a_server_span_over_its_database_commands(
     connections = open_connections(server)
     token, sent = scene["token"], {}
     for number, connection in enumerate(connections):
-        for index, path in enumerate((f"/v1/bots/?name={FILTER_VALUE}", "/v1/requests/")):
+        for index, path in enumerate(PATHS):
             header, trace_id, span_id = _traceparent()
             headers = {**bearer(token), "traceparent": header, "X-Request-ID": f"w{number}-{index}"}
             status, _, _ = server.request("GET", path, headers, connection)
@@ -84,6 +93,7 @@ def test_each_request_is_a_server_span_over_its_database_commands(
         assert line["trace_id"] == trace_id and len(line["span_id"]) == 16
         processes.add(line["process"])
     assert len(processes) == 2, "each worker traces its own requests"
+    assert "Failed to detach context" not in server.log()
 
 
 def test_no_token_query_value_or_stray_trace_reaches_the_collector(

@@ -1,5 +1,6 @@
-"""A small OTLP/HTTP trace receiver for tests: what a collector such as Jaeger or the
-OpenTelemetry Collector would receive, decoded with `opentelemetry-proto`.
+"""A small OTLP/HTTP trace receiver, for `make bench` (tracing on against off) and the tests
+(tests/deployment/test_tracing.py): what a collector such as Jaeger or the OpenTelemetry
+Collector would receive, decoded with `opentelemetry-proto`.
 
 It answers `POST /v1/traces` (protobuf, optionally gzip) with an empty success; `hold()` makes
 it stop answering until `release()`, as a collector that hangs would.
