@@ -7,6 +7,7 @@ rather than turning every request into a 500 later. `ConfigError` is a click exc
 
 import re
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 import click
 from limits import parse_many
@@ -131,12 +132,36 @@ def _database_permits(environ: Mapping[str, str], name: str) -> int:
 
 def _tracing(environ: Mapping[str, str]) -> bool:
     """On where an OTLP endpoint is set, as OpenTelemetry's own variables say, unless its
-    SDK is disabled; the rest of OTEL_* is the SDK's to read (runtime/tracing.py)."""
-    endpoint = _text(environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or _text(
-        environ, "OTEL_EXPORTER_OTLP_ENDPOINT"
-    )
+    SDK is disabled or its traces exporter is `none`; the rest of OTEL_* is the SDK's to read
+    (runtime/tracing.py). What the SDK would only complain about at each batch, an endpoint
+    that is no URL or a protocol we do not send, stops the start instead. A traces-only
+    variable wins over the general one, as in the SDK."""
+    endpoints = {
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": _text(environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": _text(environ, "OTEL_EXPORTER_OTLP_ENDPOINT"),
+    }
+    protocols = {
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": _text(environ, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
+        "OTEL_EXPORTER_OTLP_PROTOCOL": _text(environ, "OTEL_EXPORTER_OTLP_PROTOCOL"),
+    }
     disabled = (_text(environ, "OTEL_SDK_DISABLED") or "").strip().lower() == "true"
-    return bool(endpoint) and not disabled
+    exporter = (_text(environ, "OTEL_TRACES_EXPORTER") or "otlp").strip().lower()
+    named = [(name, value) for name, value in endpoints.items() if value]
+    if disabled or exporter == "none" or not named:
+        return False
+    name, endpoint = named[0]
+    url = urlsplit(endpoint)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        # Not quoted: an endpoint may hold credentials.
+        raise ConfigError(name, "must be an http:// or https:// URL with a host.")
+    if exporter != "otlp":
+        raise ConfigError("OTEL_TRACES_EXPORTER", f"must be otlp or none, not {exporter!r}.")
+    for name, protocol in protocols.items():
+        if protocol and protocol != "http/protobuf":
+            raise ConfigError(name, f"must be http/protobuf (OTLP over HTTP), not {protocol!r}.")
+        if protocol:
+            break
+    return True
 
 
 def settings_from_env(environ: Mapping[str, str]) -> dict:

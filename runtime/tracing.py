@@ -22,12 +22,15 @@ a database command that no request sent (the change streams', a probe's ping) st
 of its own (`runtime/trace_sampling.py`).
 """
 
+import atexit
 import functools
 import logging
+import threading
 
 from flask import Flask, Response, g, request
 from opentelemetry import context, propagate, trace
 
+EXIT_FLUSH_SECONDS = 1.0
 # Probes are asked every few seconds by every orchestrator; a trace of each is noise.
 _UNTRACED_PATHS = {"/healthz", "/readyz"}
 
@@ -60,10 +63,30 @@ def _tracer() -> trace.Tracer:
         resource = resource.merge(Resource({SERVICE_NAME: "bot-catalogue"}))
     # The sampler OTEL_TRACES_SAMPLER names, as the SDK reads it, kept to requests' spans.
     configured = TracerProvider(resource=resource, shutdown_on_exit=False).sampler
-    provider = TracerProvider(resource=resource, sampler=RequestsOnly(configured))
+    sampler = RequestsOnly(configured)
+    provider = TracerProvider(resource=resource, sampler=sampler, shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    PymongoInstrumentor().instrument(tracer_provider=provider)
+    atexit.register(_flush_briefly, provider)
+    PymongoInstrumentor().instrument(tracer_provider=provider, failed_hook=_failure_code_only)
     return provider.get_tracer(__name__)
+
+
+def _flush_briefly(provider) -> None:
+    """At exit, what the queue holds gets a second to leave. The SDK's own shutdown, and its
+    flush, whatever timeout it is given, wait out the exporter's timeout (10 s) for a collector
+    that is down, which would hold up every worker's restart past gunicorn's graceful timeout;
+    a daemon thread that is still sending does not hold up the exit."""
+    flushing = threading.Thread(target=provider.force_flush, name="trace-flush", daemon=True)
+    flushing.start()
+    flushing.join(EXIT_FLUSH_SECONDS)
+
+
+def _failure_code_only(span, event) -> None:
+    """A failed command's status says its error's code name (`BadValue`), not its message,
+    which may quote what was asked."""
+    from opentelemetry.trace import Status, StatusCode
+
+    span.set_status(Status(StatusCode.ERROR, event.failure.get("codeName", "UnknownError")))
 
 
 def _start_span() -> None:

@@ -50,12 +50,27 @@ _UNREADABLE = "The request is malformed and could not be read."
 # the host that serves it. Each is listed in docs/api.md#problem-types.
 PROBLEM_TYPES = "tag:bot-catalogue-service,2026:problems/"
 PROBLEM_JSON = "application/problem+json"
-# The kinds that a status alone does not name; the others are named by the status's phrase.
-_TITLES = {400: "Invalid parameters"}
+# Each kind's title, fixed here rather than taken from `HTTPStatus`, whose phrases change
+# between Python versions (414's became "URI Too Long"): a type never changes.
+_TITLES = {
+    400: "Invalid parameters",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    414: "Request-URI Too Long",
+    417: "Expectation Failed",
+    429: "Too Many Requests",
+    431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+    503: "Service Unavailable",
+}
 _UNREADABLE_TITLE = "Malformed request"
 
 
 def problem_title(code: int, unread: bool = False) -> str:
+    """A status we have no kind for (a newer gunicorn's) gets its phrase."""
     if unread and code == 400:
         return _UNREADABLE_TITLE
     return _TITLES.get(code) or HTTPStatus(code).phrase
@@ -89,8 +104,8 @@ def _media_type() -> str:
     """`application/problem+json` where the request's `Accept` names it (a wildcard does not),
     else `application/json`, which every client of this API before it reads."""
     if has_request_context():
-        for media_type, quality in request.accept_mimetypes:
-            if media_type.lower() == PROBLEM_JSON and quality > 0:
+        for value, quality in request.accept_mimetypes:
+            if value.split(";")[0].strip().lower() == PROBLEM_JSON and quality > 0:
                 return PROBLEM_JSON
     return "application/json"
 

@@ -38,6 +38,8 @@ APP_SETTINGS = [
     ("TOKEN_CACHE_SECONDS", "-1", "must be 0 or more seconds"),
     ("TOKEN_CACHE_SIZE", "lots", "must be a whole number"),
     ("METRICS_PORT", "70000", "must be a TCP port from 1 to 65535"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector.internal:4318", "must be an http:// or https://"),
+    ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "otlp://x/v1/traces", "must be an http:// or https://"),
 ]
 GUNICORN_SETTINGS = [
     ("PORT", "http", "must be a whole number"),
@@ -174,3 +176,43 @@ def test_the_error_is_the_one_line_the_cli_prints():
         "MONGODB_TIMEOUT_MS: must be a whole number, not 'fast'."
     )
     assert raised.value.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({}, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, True),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://collector/v1/traces"}, True),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "true"}, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_EXPORTER": "none"}, False),
+        ({"OTEL_SDK_DISABLED": "false", "OTEL_TRACES_EXPORTER": "otlp"}, False),
+    ],
+)
+def test_tracing_is_on_where_an_otlp_endpoint_is_set(settings, expected):
+    assert settings_from_env(settings)["TRACING"] is expected
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("OTEL_TRACES_EXPORTER", "zipkin"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
+    ],
+)
+def test_a_tracing_setting_we_cannot_honour_stops_the_start(name, value):
+    settings = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", name: value}
+
+    with pytest.raises(ConfigError, match=name):
+        settings_from_env(settings)
+
+
+def test_a_bad_endpoint_is_named_without_its_credentials():
+    endpoint = f"reader:{PASSWORD}@collector.internal:4318"
+
+    with pytest.raises(ConfigError) as raised:
+        settings_from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint})
+
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT" in raised.value.format_message()
+    assert PASSWORD not in raised.value.format_message()

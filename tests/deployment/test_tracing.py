@@ -21,6 +21,8 @@ FILTER_VALUE = "Zanzibar-filter-value"
 # The batch goes out every 200 ms rather than 5 s, so that the test waits less.
 QUICK_BATCHES = {"OTEL_BSP_SCHEDULE_DELAY": "200"}
 STREAM_ROUNDS = 2.5
+# Far below the exporter's timeout (10 s), which a request would wait out were it to wait.
+PROMPT = 2.0
 # A filtered list, a page of requests (its summaries read side by side) and a streamed export.
 PATHS = (
     f"/v1/bots/?name={FILTER_VALUE}",
@@ -125,21 +127,41 @@ def test_no_token_query_value_or_stray_trace_reaches_the_collector(
             assert FILTER_VALUE not in str(value) and "Bearer" not in str(value)
 
 
-def test_a_collector_that_hangs_changes_no_answer(gunicorn, receiver, scene):
-    """The spans wait in each worker's bounded queue; the requests do not wait for them."""
+def test_a_collector_that_hangs_holds_up_no_request_and_its_queue_stays_bounded(
+    gunicorn, receiver, scene
+):
+    """The spans wait in each worker's queue of 8 and the rest are dropped; the requests do
+    not wait for them. (Were spans sent as each request ends, each would wait out the
+    exporter's timeout, 10 s.)"""
     receiver.hold()
-    server = gunicorn({"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, **QUICK_BATCHES})
-    statuses = [server.request("GET", "/v1/bots/", bearer(scene["token"]))[0] for _ in range(30)]
+    bounded = {"OTEL_BSP_MAX_QUEUE_SIZE": "8", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "8"}
+    server = gunicorn(
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, **QUICK_BATCHES, **bounded}
+    )
+    answers = []
+    for _ in range(30):
+        started = time.monotonic()
+        status = server.request("GET", "/v1/bots/", bearer(scene["token"]))[0]
+        answers.append((status, time.monotonic() - started < PROMPT))
     receiver.release()
+    time.sleep(STREAM_ROUNDS)
 
-    assert statuses == [200] * 30
+    assert answers == [(200, True)] * 30
+    received = [s for _, s in receiver.spans() if s.kind == Span.SPAN_KIND_SERVER]
+    assert len(received) < 30, "a full queue drops spans"
 
 
-def test_a_collector_that_is_down_changes_no_answer(gunicorn, scene):
+def test_a_collector_that_is_down_changes_no_answer_and_holds_up_no_exit(gunicorn, scene):
+    """The spans left at exit get a second to leave (runtime/tracing.py), not the exporter's
+    10 s, which would outlast gunicorn's graceful timeout."""
     server = gunicorn({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/", **QUICK_BATCHES})
     statuses = [server.request("GET", "/v1/bots/", bearer(scene["token"]))[0] for _ in range(10)]
+    started = time.monotonic()
+    server.stop()
+    stopping = time.monotonic() - started
 
     assert statuses == [200] * 10
+    assert stopping < 5, f"gunicorn took {stopping:.1f} s to stop"
     assert "Traceback" not in server.log()
 
 

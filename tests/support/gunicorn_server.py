@@ -30,8 +30,10 @@ class GunicornServer:
         self.port = free_port()
         self.app = app
         self.workers = workers
+        # A developer's tracing settings stay out: a test that traces sets its own.
+        untraced = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
         self.env = {
-            **os.environ,
+            **untraced,
             "HOST": "127.0.0.1",
             "PORT": str(self.port),
             "GUNICORN_WORKERS": str(workers),
