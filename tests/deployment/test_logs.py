@@ -113,7 +113,7 @@ def test_every_line_of_gunicorn_is_json(gunicorn, wire_db):
         assert scrape.status == 200
     # Malformed requests gunicorn answers itself; its warning quotes the bad header line.
     _raw(server.port, f"GET / HTTP/1.1\r\nAuthorization Bearer {token}\r\n\r\n".encode())
-    _raw(server.port, b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    _raw(server.port, b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
     server.stop()
 
     codes = {"ok": 200, "not-modified": 304, "bad": 400, "anonymous": 401, "missing": 404}
