@@ -10,11 +10,11 @@ from pymongo import MongoClient
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 import commands
-from blueprints import bot_requests, bots, exports, health, usage
+from blueprints import bot_requests, bots, exports, feeds, health, usage
 from blueprints.converters import ObjectIdConverter
 from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
-from runtime import admission, changes, database, logs, tracing
+from runtime import admission, changes, database, logs, request_feeds, tracing
 from runtime.config import settings_from_env
 from web import (
     authentication,
@@ -93,6 +93,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     database.init_app(app, mongo_client)
     admission.init_app(app)
     changes.init_app(app)
+    request_feeds.init_app(app)
     authentication.init_app(
         app,
         authentication.Lookups(
@@ -115,6 +116,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     api.register_blueprint(bots.blp)
     api.register_blueprint(bot_requests.blp)
     api.register_blueprint(exports.blp)
+    api.register_blueprint(feeds.blp)
     api.register_blueprint(usage.blp)
     api.register_blueprint(health.blp)
     rate_limits.init_app(app)

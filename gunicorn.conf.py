@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runtime.config import ConfigError, integer, optional_port
+from runtime.config import ConfigError, feed_connections, integer, optional_port
 
 _METRICS_DIR_PREFIX = "bot-catalogue-metrics-"
 
@@ -41,7 +41,9 @@ try:
     create_app({"TRACING": False}).extensions["mongo"].close()
     bind = f"{host}:{integer(os.environ, 'PORT', 5000)}"
     workers = integer(os.environ, "GUNICORN_WORKERS", 2, minimum=1)
-    threads = integer(os.environ, "GUNICORN_THREADS", 4, minimum=1)
+    # A thread for each live feed a worker serves, besides those of ordinary requests
+    # (runtime/request_feeds.py).
+    threads = integer(os.environ, "GUNICORN_THREADS", 4, minimum=1) + feed_connections(os.environ)
     timeout = integer(os.environ, "GUNICORN_TIMEOUT", 30)
 except ConfigError as error:
     sys.exit(f"Error: {error.format_message()}")

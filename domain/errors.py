@@ -29,3 +29,15 @@ class InvalidParameter(DomainError):
     def __init__(self, parameter: str, message: str):
         super().__init__(message)
         self.parameter = parameter
+
+
+class Gone(DomainError):
+    """What was asked for is no longer held (a feed's history, past its last event)."""
+
+    status = 410
+
+
+class Unavailable(DomainError):
+    """The service cannot serve this now, but may soon, or elsewhere (a worker's feeds)."""
+
+    status = 503

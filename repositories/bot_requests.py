@@ -12,7 +12,7 @@ from access.policy import Visibility
 from domain import timestamps
 from domain.errors import NotFound
 from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list, first_documents
-from repositories.reads import contains, fields_of, get_one
+from repositories.reads import contains, fields_of, get_all, get_one
 from repositories.summaries import Summaries
 
 
@@ -101,6 +101,23 @@ class BotRequestRepository:
         if slug and ids:
             return ids[0]
         return {"$in": ids}
+
+    def visible(
+        self, visibility: Visibility, ids: list, *, bot: str | None, created_by, reads
+    ) -> dict[object, dict]:
+        """Of the requests `ids` names, those the caller may see and the filters keep (a
+        bot's slug, a creator), by id, with the summaries `reads` names: what a live feed
+        may send (blueprints/feeds.py), read at the moment it sends it."""
+        if visibility.is_empty or not ids:
+            return {}
+        key = {"_id": {"$in": ids}}
+        if created_by is not None:
+            key["createdBy"] = created_by
+        if bot is not None:
+            key["bot"] = self._bots(bot, None)
+        found = get_all(self._requests, visibility, key, _projection(reads))
+        self._summaries.fill(found, fields_of(reads))
+        return {document["_id"]: document for document in found}
 
     def get(self, visibility: Visibility, request_id: ObjectId, reads: frozenset[str]) -> dict:
         projected = [{"$project": _projection(reads)}]

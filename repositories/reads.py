@@ -137,6 +137,18 @@ def get_one(collection: Collection, visibility: Visibility, key: dict, stages: l
     return next(iter(collection.aggregate(pipeline)), None)
 
 
+def get_all(collection: Collection, visibility: Visibility, key: dict, projection: dict):
+    """The documents that `key` names and the caller may see, as `get_one` reads one."""
+    if visibility.is_empty:
+        return []
+    pipeline = [{"$match": key}]
+    visible = visibility.as_filter()
+    if visible:
+        pipeline.append({"$match": visible})
+    pipeline.append({"$project": projection})
+    return list(collection.aggregate(pipeline))
+
+
 def fields_of(paths) -> set[str]:
     """The top-level fields of stored paths: `bot` of `bot.name`."""
     return {path.partition(".")[0] for path in paths}

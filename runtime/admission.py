@@ -18,6 +18,7 @@ wait would hold the spare thread, and everything queued behind it, for that long
 """
 
 import threading
+from contextlib import contextmanager
 
 from flask import Flask, current_app, g
 
@@ -80,3 +81,19 @@ def admit() -> None:
 def _give_back(_error: BaseException | None) -> None:
     if g.pop("database_permit", False):
         current_app.extensions["database_permits"].give_back()
+
+
+def release() -> None:
+    """The request's permit given back before its end: a live feed's, which waits for changes
+    between its reads (`permitted`)."""
+    _give_back(None)
+
+
+@contextmanager
+def permitted():
+    """A stretch of a feed's database work, under a permit of its own (raises DatabaseBusy)."""
+    admit()
+    try:
+        yield
+    finally:
+        release()

@@ -83,7 +83,8 @@ class Subscriber(Protocol):
     collections: frozenset[str]
     stream: Stream
 
-    def changed(self, collection: str, document_id) -> None: ...
+    def changed(self, collection: str, document_id, change: dict) -> None:
+        """`change` is the stream's event (its `_id` the resume token after it)."""
 
     def clear(self) -> None: ...
 
@@ -286,7 +287,7 @@ class ChangeFeed:
         document_id = change["documentKey"]["_id"]
         for subscriber in self._subscribers:
             if collection in subscriber.collections:
-                subscriber.changed(collection, document_id)
+                subscriber.changed(collection, document_id, change)
 
     def _clear(self) -> None:
         for subscriber in self._subscribers:

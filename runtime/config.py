@@ -130,6 +130,13 @@ def _database_permits(environ: Mapping[str, str], name: str) -> int:
     return permits
 
 
+def feed_connections(environ: Mapping[str, str]) -> int:
+    """The live feeds a worker serves at once: half its threads, at least one. gunicorn
+    gives it that many threads more (gunicorn.conf.py), so feeds never take theirs."""
+    threads = integer(environ, "GUNICORN_THREADS", 4, minimum=1)
+    return integer(environ, "FEED_CONNECTIONS", max(1, threads // 2), minimum=1)
+
+
 def _tracing(environ: Mapping[str, str]) -> bool:
     """On where an OTLP endpoint is set, as OpenTelemetry's own variables say, unless its
     SDK is disabled or its traces exporter is `none`; the rest of OTEL_* is the SDK's to read
@@ -189,6 +196,8 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
             environ, "RATELIMIT_AUTH_FAILURES", "60 per minute", most=1
         ),
         "RATELIMIT_EXPORT": _rate_limits(environ, "RATELIMIT_EXPORT", "30 per hour"),
+        "RATELIMIT_FEED": _rate_limits(environ, "RATELIMIT_FEED", "60 per hour"),
+        "FEED_CONNECTIONS": feed_connections(environ),
         "TRUSTED_PROXIES": integer(environ, "TRUSTED_PROXIES", 0),
         "JWT_SECRET": _text(environ, "JWT_SECRET"),
         "JWT_PUBLIC_KEY": _text(environ, "JWT_PUBLIC_KEY"),

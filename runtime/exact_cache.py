@@ -244,8 +244,9 @@ class ExactCache:
                 return True  # as `changed` would remove it
         return False
 
-    def changed(self, collection: str, document_id) -> None:
-        """The stream's news that a document of `collection` changed, was added or deleted."""
+    def changed(self, collection: str, document_id, change: dict | None = None) -> None:
+        """The stream's news that a document of `collection` changed, was added or deleted;
+        of the event itself (`change`) a cache needs nothing more."""
         document_id = _exact(document_id)
         with self._lock:
             self._generation += 1

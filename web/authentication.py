@@ -111,3 +111,10 @@ def _unauthorized(status: int):
 
 def current_caller() -> Caller:
     return auth.current_user()
+
+
+def caller_now() -> Caller | None:
+    """The request's token read again: who it stands for now, or None once it is revoked,
+    expired or gone (a live feed asks every second)."""
+    credentials = auth.get_auth()
+    return _verify_token(credentials.token) if credentials and credentials.token else None

@@ -157,6 +157,10 @@ _RESPONSES = {
         "This path only serves GET (and HEAD, OPTIONS); `Allow` lists them.",
         {"Allow": "ALLOW"},
     ),
+    "GONE": (
+        "The events after this id are no longer held: read the list, then start a new feed.",
+        {},
+    ),
     "TOO_MANY_REQUESTS": (
         "Too many requests for this token (or this address, without a token), or too many "
         "failed authentications from this address.",

@@ -42,6 +42,8 @@ from web.metrics import RATE_LIMITED
 log = logging.getLogger(__name__)
 
 EXPORT_SCOPE = "export"
+FEED_SCOPE = "feed"
+_POLICIES = {EXPORT_SCOPE: "export", FEED_SCOPE: "feed"}
 
 
 def rate_limit_key() -> str:
@@ -85,12 +87,13 @@ def _count_failed_authentication(app: Flask, **extra) -> None:
 
 
 def _counts(limiter: Limiter, several: set[str]) -> list[_Count]:
-    """The counts of this request: `export` for the exports' own budget (its scope, given in
-    `init_app`), `default` for the token's, and the failure budget where authentication
-    failed. A setting of several limits (`several`) names each by its window too."""
+    """The counts of this request: `export` and `feed` for the exports' and feeds' own
+    budgets (their scopes, given in `init_app`), `default` for the token's, and the failure
+    budget where authentication failed. A setting of several limits (`several`) names each
+    by its window too."""
     counts = []
     for counted in limiter.current_limits:
-        policy = "export" if counted.request_args[-1] == EXPORT_SCOPE else "default"
+        policy = _POLICIES.get(counted.request_args[-1], "default")
         if policy in several:
             policy = f"{policy}-{counted.limit.get_expiry()}s"
         reset_at, remaining = counted.window
@@ -134,6 +137,10 @@ def _count_export_refusal(breached: RequestLimit) -> None:
     RATE_LIMITED.labels(limit="RATELIMIT_EXPORT").inc()
 
 
+def _count_feed_refusal(breached: RequestLimit) -> None:
+    RATE_LIMITED.labels(limit="RATELIMIT_FEED").inc()
+
+
 def init_app(app: Flask) -> Limiter:
     """Call after registering the blueprints: those built `rate_limited=False` are exempt."""
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
@@ -153,11 +160,22 @@ def init_app(app: Flask) -> Limiter:
         override_defaults=False,
         on_breach=_count_export_refusal,
     )(app.blueprints["exports"])
+    # And one for opening live feeds.
+    limiter.shared_limit(
+        app.config["RATELIMIT_FEED"],
+        scope=FEED_SCOPE,
+        override_defaults=False,
+        on_breach=_count_feed_refusal,
+    )(app.blueprints["feeds"])
     if limiter.enabled:
         budget = parse(app.config["RATELIMIT_AUTH_FAILURES"])
         app.extensions["auth_failure_budget"] = (limiter, budget)
         authentication_failed.connect(_count_failed_authentication, app)
-        settings = {"default": "RATELIMIT_APPLICATION", "export": "RATELIMIT_EXPORT"}
+        settings = {
+            "default": "RATELIMIT_APPLICATION",
+            "export": "RATELIMIT_EXPORT",
+            "feed": "RATELIMIT_FEED",
+        }
         several = {name for name, key in settings.items() if len(parse_many(app.config[key])) > 1}
         app.after_request(partial(_announce, limiter, several))
     return limiter

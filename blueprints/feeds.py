@@ -1,0 +1,217 @@
+"""Live feeds of bot requests (docs/api.md#live-feed): a user's (as 4.1) and an
+organization's (as 4.2), as Server-Sent Events.
+
+A feed follows the worker's stream of request changes (runtime/request_feeds.py). For each
+batch of changes it reads the requests again, with the caller's visibility and the feed's
+filters, at that moment: a request it may see is `created` (an insert) or `updated`; one it
+announced and may no longer see, or that is deleted, is `deleted`. Nothing is sent that the
+caller could not read from the list then. Every second it also reads its caller's token
+again: revoked, expired, or with other rights, the feed ends, and a client that reconnects
+is answered as any new request.
+
+A resumed feed (`Last-Event-ID`) first reads the changes after that event from the
+database's own history, on a stream of its own, until it has caught up with the worker's
+stream, whose changes it keeps meanwhile; a change both bring is sent once.
+"""
+
+import time
+from collections.abc import Iterator
+
+import pymongo
+from flask import current_app, request
+from marshmallow import ValidationError
+from pymongo.errors import OperationFailure, PyMongoError
+
+from access import policy
+from blueprints.bot_requests import bot_requests
+from domain.errors import DomainError, Gone, InvalidParameter, Unavailable
+from runtime import admission
+from runtime.admission import DatabaseBusy
+from runtime.request_feeds import Change, FeedsFull, NoChangeStream, Subscription
+from schemas import feed_ids
+from schemas.bot_requests import BotRequestSchema
+from schemas.feeds import FeedQuery, FeedQuerySchema, OrganizationFeedQuerySchema
+from schemas.selection import keep
+from web.authentication import caller_now, current_caller
+from web.blueprint import Blueprint
+from web.event_streams import KEEP_ALIVE, MEDIA_TYPE, event, streamed_events
+
+blp = Blueprint(
+    "feeds",
+    __name__,
+    url_prefix="/v1",
+    description="Bot requests as they are created, updated and deleted, as Server-Sent "
+    "Events: for dashboards that would otherwise poll the lists. Feeds have a rate limit of "
+    "their own (RATELIMIT_FEED) and a number per worker (FEED_CONNECTIONS).",
+)
+
+CHECK_SECONDS = 1.0  # how often a feed reads its caller again, and waits for changes at most
+KEEP_ALIVE_SECONDS = 15.0
+_HISTORY_LOST = 286  # ChangeStreamHistoryLost: the resume token is older than the history
+_ITEM = BotRequestSchema()
+_FEED = (
+    "A `text/event-stream`: `created`, `updated` and `deleted` events, each with an `id` to "
+    "resume after and the request as the list shows it (a deletion: its `id` alone), and a "
+    "`: keep-alive` comment at least every 15 s."
+)
+
+
+@blp.route("/requests/feed")
+@blp.doc(operationId="followBotRequests")
+@blp.login_required
+@blp.error_responses(403, 410)
+@blp.arguments(FeedQuerySchema, location="query", arg_name="query")
+@blp.download([MEDIA_TYPE], _FEED)
+def follow_bot_requests(query: FeedQuery):
+    """Follow the caller's bot requests and those of its organizations as they change.
+
+    The requests of 4.1, for user tokens only. Reconnect with `Last-Event-ID` (an
+    `EventSource` does) to receive every event after that one.
+    """
+    return _feed(query, lambda caller: policy.bot_requests(caller))
+
+
+@blp.route("/organizations/<objectid:organization_id>/requests/feed")
+@blp.doc(operationId="followOrganizationBotRequests")
+@blp.login_required
+@blp.error_responses(403, 404, 410)
+@blp.arguments(OrganizationFeedQuerySchema, location="query", arg_name="query")
+@blp.download([MEDIA_TYPE], _FEED)
+def follow_organization_bot_requests(organization_id, query: FeedQuery):
+    """Follow an organization's bot requests as they change.
+
+    The requests of 4.2, for the organization's members and its own organization token.
+    Reconnect with `Last-Event-ID` to receive every event after that one.
+    """
+    return _feed(query, lambda caller: policy.organization(caller, organization_id))
+
+
+def _feed(query: FeedQuery, visibility_of):
+    caller = current_caller()
+    visibility = visibility_of(caller)
+    scope = f"{request.endpoint}|{request.view_args}|{caller.kind.value}:{caller.id}"
+    last_id = request.headers.get("Last-Event-ID") or query.last_event_id
+    try:
+        token = feed_ids.decode(last_id, scope) if last_id else None
+    except ValidationError as error:
+        raise InvalidParameter("lastEventId", error.messages[0]) from None
+    try:
+        subscription = current_app.extensions["request_feeds"].subscribe()
+    except FeedsFull as error:
+        raise Unavailable(str(error).capitalize() + ": try again shortly.") from None
+    except NoChangeStream as error:
+        raise Unavailable(str(error)) from None
+    try:
+        missed = _missed_since(token) if token is not None else iter(())
+        first = next(missed, None)
+    except BaseException:
+        subscription.close()
+        raise
+    feed = _Feed(query, visibility, visibility_of, scope, subscription)
+    return streamed_events(feed.events(first, missed))
+
+
+def _missed_since(token: dict) -> Iterator[Change | None]:
+    """The changes after `token`, from the database's history, then None once caught up
+    (an empty answer); a 410 where that history is gone, a 400 where the token is not one
+    this database made."""
+    database = current_app.extensions["mongo_stream"][current_app.config["MONGODB_DB"]]
+    try:
+        stream = database.botrequests.watch(resume_after=token, max_await_time_ms=250)
+    except OperationFailure as error:
+        if error.code == _HISTORY_LOST:
+            raise Gone("The events after this id are no longer held: read the list, then "
+                       "start a new feed.") from None  # fmt: skip
+        raise InvalidParameter("lastEventId", feed_ids.INVALID) from None
+    return _drained(stream)
+
+
+def _drained(stream) -> Iterator[Change | None]:
+    with stream:
+        while stream.alive:
+            change = stream.try_next()
+            if change is None:
+                yield None
+                return
+            yield Change(change["operationType"], change["documentKey"]["_id"], change["_id"])
+
+
+class _Feed:
+    """One open feed: what it announced, and the events it sends."""
+
+    def __init__(self, query: FeedQuery, visibility, visibility_of, scope: str,
+                 subscription: Subscription):  # fmt: skip
+        self._query = query
+        self._visibility = visibility
+        self._visibility_of = visibility_of
+        self._scope = scope
+        self._subscription = subscription
+        self._announced: set = set()
+        self._seconds = current_app.config["MONGODB_TIMEOUT_MS"] / 1000
+
+    def events(self, first: Change | None, missed: Iterator[Change | None]) -> Iterator[str]:
+        admission.release()  # the permit of the request's own reads; a feed waits between
+        try:
+            yield from self._follow(first, missed)
+        except (PyMongoError, DatabaseBusy, DomainError):
+            return  # the client reconnects, and is answered as a new request
+        finally:
+            self._subscription.close()
+
+    def _follow(self, first, missed) -> Iterator[str]:
+        replayed = set()  # tokens of changes sent from the history, to send none twice
+        caught_up = first is None
+        if not caught_up:
+            changes = [first]
+            for change in missed:
+                if change is None:
+                    break
+                changes.append(change)
+            replayed = {repr(change.token) for change in changes}
+            yield from self._announce(changes)
+        checked = quiet_since = time.monotonic()
+        while not self._subscription.ended:
+            changes = self._subscription.take(CHECK_SECONDS)
+            if replayed:
+                changes = [change for change in changes if repr(change.token) not in replayed]
+            if changes:
+                yield from self._announce(changes)
+                quiet_since = time.monotonic()
+            now = time.monotonic()
+            if now - checked >= CHECK_SECONDS:
+                if not self._same_caller():
+                    return
+                checked = now
+            if now - quiet_since >= KEEP_ALIVE_SECONDS:
+                yield KEEP_ALIVE
+                quiet_since = now
+
+    def _same_caller(self) -> bool:
+        with admission.permitted(), pymongo.timeout(self._seconds):
+            caller = caller_now()
+        if caller is None:
+            return False
+        return self._visibility_of(caller) == self._visibility
+
+    def _announce(self, changes: list[Change]) -> Iterator[str]:
+        ids = list({change.request_id: None for change in changes if change.kind != "delete"})
+        with admission.permitted(), pymongo.timeout(self._seconds):
+            visible = bot_requests().visible(
+                self._visibility, ids, bot=self._query.bot, created_by=self._query.created_by,
+                reads=self._query.reads,
+            )  # fmt: skip
+        for change in changes:
+            event_id = feed_ids.encode(change.token, self._scope)
+            document = visible.get(change.request_id)
+            if document is not None and change.kind != "delete":
+                kind = "created" if change.kind == "insert" else "updated"
+                self._announced.add(change.request_id)
+                yield event(kind, event_id, self._item(document))
+            elif change.request_id in self._announced:
+                self._announced.discard(change.request_id)
+                yield event("deleted", event_id, {"id": str(change.request_id)})
+
+    def _item(self, document: dict) -> dict:
+        item = _ITEM.dump(document)
+        selection = self._query.selection
+        return item if selection is None else keep(item, selection)

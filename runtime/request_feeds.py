@@ -1,0 +1,153 @@
+"""The live feeds of bot requests that one worker serves (docs/api.md#live-feed), fanned out
+from one change stream of its own over `botrequests`, opened when the first feed is: a
+thousand clients cost the database one cursor per worker, not a thousand.
+
+The stream is a `runtime.changes.ChangeFeed`, with its resumes, retries and proofs, whose
+one subscriber is this hub. Each open feed has a `Subscription`: a bounded queue of the
+changes the stream brought since it opened. The hub holds ids, never documents; a feed reads
+the requests it may show itself (`blueprints/feeds.py`), so what it sends is what its caller
+may read from the list at that moment.
+
+A feed whose queue overflows, or whose stream lost its continuity (it was opened again and
+cannot resume), ends: its client reconnects with the last id it got and resumes from the
+database's own history, or learns that it is gone (410).
+
+A worker serves at most FEED_CONNECTIONS feeds at once; gunicorn gives each worker that many
+threads besides GUNICORN_THREADS (gunicorn.conf.py), so that open feeds never take the
+threads of ordinary requests.
+"""
+
+import contextlib
+import queue
+import threading
+from dataclasses import dataclass
+
+from flask import Flask
+from pymongo.database import Database
+
+from runtime.changes import ChangeFeed
+
+# Changes a feed may have waiting before it is ended rather than fall behind without bound.
+QUEUE_SIZE = 10_000
+# How long a new feed waits for the worker's stream to open; a standalone server never does.
+OPENING_SECONDS = 3.0
+
+
+class FeedsFull(Exception):
+    """Every feed slot of this worker is taken."""
+
+
+class NoChangeStream(Exception):
+    """No change stream runs on this database (a standalone server, or one that refuses)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of a request: `kind` the stream's operationType, `token` the resume token
+    just after it, the id of a feed's event."""
+
+    kind: str
+    request_id: object
+    token: dict
+
+
+class Subscription:
+    """What one open feed receives from the hub."""
+
+    def __init__(self, hub: "RequestFeeds"):
+        self._hub = hub
+        self._changes: queue.Queue = queue.Queue(QUEUE_SIZE)
+        self.ended = False  # overflowed, or the stream lost its continuity
+
+    def put(self, change: Change) -> None:
+        try:
+            self._changes.put_nowait(change)
+        except queue.Full:
+            self.end()
+
+    def end(self) -> None:
+        self.ended = True
+        with contextlib.suppress(queue.Full):
+            self._changes.put_nowait(None)  # wakes a feed waiting in `take`
+
+    def take(self, seconds: float) -> list[Change]:
+        """What arrived, waiting up to `seconds` for the first."""
+        try:
+            first = self._changes.get(timeout=seconds)
+        except queue.Empty:
+            return []
+        changes = [first]
+        while len(changes) < 1000:
+            try:
+                changes.append(self._changes.get_nowait())
+            except queue.Empty:
+                break
+        return [change for change in changes if change is not None]
+
+    def close(self) -> None:
+        self._hub._closed(self)
+
+
+class RequestFeeds:
+    """The worker's feeds: its slots, its subscriptions, and the stream that fills them."""
+
+    collections = frozenset({"botrequests"})
+
+    def __init__(self, database: Database, slots: int):
+        self.slots = slots
+        self._free = threading.BoundedSemaphore(slots)
+        self._subscriptions: set[Subscription] = set()
+        self._lock = threading.Lock()
+        self._feed = ChangeFeed(database, [self])  # sets `self.stream`
+
+    def subscribe(self) -> Subscription:
+        """A slot and a subscription, once the worker's stream follows every change; raises
+        FeedsFull or NoChangeStream."""
+        if not self._free.acquire(blocking=False):
+            raise FeedsFull(f"all {self.slots} feeds of this worker are open")
+        try:
+            # Starts the stream in this process, once, and waits for it to follow.
+            if not self.stream.wait_live(OPENING_SECONDS) and not self.stream.following:
+                raise NoChangeStream(
+                    "No change stream can be opened on this database (a standalone server?): "
+                    "feeds need a replica set or a sharded cluster."
+                )
+            subscription = Subscription(self)
+            with self._lock:
+                self._subscriptions.add(subscription)
+            return subscription
+        except BaseException:
+            self._free.release()
+            raise
+
+    def _closed(self, subscription: Subscription) -> None:
+        with self._lock:
+            if subscription not in self._subscriptions:
+                return
+            self._subscriptions.discard(subscription)
+        self._free.release()
+
+    # The stream's side (runtime.changes.Subscriber).
+    def changed(self, collection: str, document_id, change: dict) -> None:
+        news = Change(change["operationType"], document_id, change["_id"])
+        with self._lock:
+            subscriptions = list(self._subscriptions)
+        for subscription in subscriptions:
+            subscription.put(news)
+
+    def clear(self) -> None:
+        """The stream starts over without the changes between: every open feed ends."""
+        with self._lock:
+            subscriptions = list(self._subscriptions)
+        for subscription in subscriptions:
+            subscription.end()
+
+    def stop(self) -> None:
+        """A worker's graceful stop: the feeds end at once, their clients resume elsewhere."""
+        self.clear()
+        self._feed.stop()
+
+
+def init_app(app: Flask) -> None:
+    database = app.extensions["mongo_stream"][app.config["MONGODB_DB"]]
+    app.extensions["request_feeds"] = RequestFeeds(database, app.config["FEED_CONNECTIONS"])

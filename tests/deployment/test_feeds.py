@@ -1,0 +1,144 @@
+"""Live feeds through gunicorn with 2 workers on the wire-protocol server (docs/api.md#live-feed):
+events as requests change, visibility per event, resuming, capacity and the caller's rights."""
+
+import datetime as dt
+
+import pytest
+from bson import ObjectId
+
+from tests.support.factories import World, bearer
+from tests.support.sse import EventStream
+
+
+@pytest.fixture
+def scene(wire_db):
+    world = World(wire_db)
+    acme, other = world.organization("Acme"), world.organization("Other")
+    ada = world.user("Ada", organizations=[acme])
+    bot = world.bot("writer", organization=acme)
+    return {
+        "world": world,
+        "db": wire_db,
+        "acme": acme,
+        "other": other,
+        "ada": ada,
+        "bot": bot,
+        "token": world.token(user=ada),
+    }
+
+
+def _feed(server, scene, path="/v1/requests/feed", **headers) -> EventStream:
+    stream = EventStream(server.port, path, {**bearer(scene["token"]), **headers})
+    assert stream.status == 200, stream.body()
+    return stream
+
+
+def test_a_feed_tells_creations_updates_and_deletions_it_may_see(gunicorn, scene):
+    server = gunicorn()
+    world, db = scene["world"], scene["db"]
+    stream = _feed(server, scene)
+    try:
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+        foreign = world.bot_request(bot=None, created_by=None, organization=scene["other"])
+        mine = world.bot_request(bot=scene["bot"], created_by=scene["ada"], organization=None)
+        created = stream.next_event()
+        db.botrequests.update_one({"_id": mine}, {"$set": {"updatedAt": dt.datetime(2026, 2, 1)}})
+        updated = stream.next_event()
+        db.botrequests.delete_one({"_id": mine})
+        deleted = stream.next_event()
+    finally:
+        stream.close()
+
+    assert (created["event"], created["data"]["id"]) == ("created", str(mine))
+    assert created["data"]["bot"]["slug"] == "writer"
+    assert (updated["event"], updated["data"]["updatedAt"]) == (
+        "updated",
+        "2026-02-01T00:00:00.000Z",
+    )
+    assert deleted == {"event": "deleted", "id": deleted["id"], "data": {"id": str(mine)}}
+    assert str(foreign) not in repr([created, updated, deleted])
+
+
+def test_a_request_taken_out_of_sight_is_deleted_for_the_feed(gunicorn, scene):
+    server = gunicorn()
+    world, db = scene["world"], scene["db"]
+    stream = _feed(server, scene, f"/v1/organizations/{scene['acme']}/requests/feed")
+    try:
+        moved = world.bot_request(bot=None, created_by=None, organization=scene["acme"])
+        assert stream.next_event()["event"] == "created"
+        db.botrequests.update_one({"_id": moved}, {"$set": {"organization": scene["other"]}})
+        gone = stream.next_event()
+    finally:
+        stream.close()
+
+    assert (gone["event"], gone["data"]) == ("deleted", {"id": str(moved)})
+
+
+def test_a_feed_resumes_after_its_last_event_without_a_gap_or_a_repeat(gunicorn, scene):
+    server = gunicorn()
+    world = scene["world"]
+    stream = _feed(server, scene)
+    first = world.bot_request(bot=None, created_by=scene["ada"])
+    seen = stream.next_event()
+    stream.close()
+    missed = [world.bot_request(bot=None, created_by=scene["ada"]) for _ in range(3)]
+
+    resumed = _feed(server, scene, **{"Last-Event-ID": seen["id"]})
+    try:
+        replayed = [resumed.next_event() for _ in missed]
+        later = world.bot_request(bot=None, created_by=scene["ada"])
+        live = resumed.next_event()
+    finally:
+        resumed.close()
+
+    assert seen["data"]["id"] == str(first)
+    assert [event["data"]["id"] for event in replayed] == [str(id_) for id_ in missed]
+    assert live["data"]["id"] == str(later)
+
+
+def test_a_revoked_token_ends_its_feed(gunicorn, scene):
+    server = gunicorn()
+    stream = _feed(server, scene)
+    try:
+        scene["db"].tokens.update_many({}, {"$set": {"revokedAt": dt.datetime(2026, 1, 1)}})
+        assert stream.next_event(timeout=5) is None
+    finally:
+        stream.close()
+
+
+def test_a_foreign_or_forged_event_id_is_a_400_before_the_stream(gunicorn, scene):
+    server = gunicorn()
+    stream = _feed(server, scene)
+    scene["world"].bot_request(bot=None, created_by=scene["ada"])
+    event_id = stream.next_event()["id"]
+    stream.close()
+    other = f"/v1/organizations/{scene['acme']}/requests/feed"
+
+    for path, value in ((other, event_id), ("/v1/requests/feed", "not-an-id")):
+        refused = EventStream(server.port, path, {**bearer(scene["token"]), "Last-Event-ID": value})
+        assert refused.status == 400
+        assert "lastEventId" in refused.body()["details"]
+        refused.close()
+
+
+def test_past_its_feed_slots_a_worker_answers_503(gunicorn, scene):
+    server = gunicorn({"FEED_CONNECTIONS": "1"}, workers=1)
+    held = _feed(server, scene)
+    try:
+        refused = EventStream(server.port, "/v1/requests/feed", bearer(scene["token"]))
+        body = refused.body()
+        refused.close()
+        assert refused.status == 503 and refused.headers["Retry-After"] == "1"
+        assert body["type"].endswith("service-unavailable")
+        assert server.request("GET", "/v1/bots/", bearer(scene["token"]))[0] == 200
+    finally:
+        held.close()
+
+
+def test_an_unknown_organization_is_a_404_and_bad_parameters_a_400(gunicorn, scene):
+    server = gunicorn()
+    token = bearer(scene["token"])
+    assert server.request("GET", "/v1/organizations/nothing/requests/feed", token)[0] == 404
+    assert server.request("GET", "/v1/requests/feed?fields=nope", token)[0] == 400
+    assert server.request("GET", "/v1/requests/feed?bogus=1", token)[0] == 400
+    assert server.request("GET", f"/v1/organizations/{ObjectId()}/requests/feed", token)[0] == 403
