@@ -61,7 +61,7 @@ _FEED = (
 @blp.login_required
 @blp.error_responses(403, 410)
 @blp.arguments(FeedQuerySchema, location="query", arg_name="query")
-@blp.download([MEDIA_TYPE], _FEED)
+@blp.download([MEDIA_TYPE], _FEED, attachment=False)
 def follow_bot_requests(query: FeedQuery):
     """Follow the caller's bot requests and those of its organizations as they change.
 
@@ -76,7 +76,7 @@ def follow_bot_requests(query: FeedQuery):
 @blp.login_required
 @blp.error_responses(403, 404, 410)
 @blp.arguments(OrganizationFeedQuerySchema, location="query", arg_name="query")
-@blp.download([MEDIA_TYPE], _FEED)
+@blp.download([MEDIA_TYPE], _FEED, attachment=False)
 def follow_organization_bot_requests(organization_id, query: FeedQuery):
     """Follow an organization's bot requests as they change.
 

@@ -82,12 +82,13 @@ class Blueprint(flask_smorest.Blueprint):
         return protected
 
     @staticmethod
-    def download(media_types, description: str):
-        """Document a 200 that is a file streamed in one of `media_types` (web/downloads.py):
-        no ETag, hence no 304."""
+    def download(media_types, description: str, *, attachment: bool = True):
+        """Document a 200 streamed in one of `media_types`: a file (web/downloads.py), or a
+        live feed's events (`attachment=False`, web/event_streams.py). No ETag, hence no 304."""
 
         def decorator(func):
-            func._apidoc = {**getattr(func, "_apidoc", {}), "download": (media_types, description)}
+            download = (media_types, description, attachment)
+            func._apidoc = {**getattr(func, "_apidoc", {}), "download": download}
             return func
 
         return decorator
@@ -106,13 +107,13 @@ class Blueprint(flask_smorest.Blueprint):
         responses = doc.setdefault("responses", {})
         download = doc_info.get("download")
         if download:
-            media_types, description = download
+            media_types, description, attachment = download
             responses[200] = {
                 "description": description,
                 "content": {
                     media_type: {"schema": {"type": "string"}} for media_type in media_types
                 },
-                "headers": {"Content-Disposition": "CONTENT_DISPOSITION"},
+                "headers": {"Content-Disposition": "CONTENT_DISPOSITION"} if attachment else {},
             }
         success = responses.get(200)
         if isinstance(success, dict):

@@ -142,6 +142,8 @@ def test_api_conforms_to_its_openapi_document(populated_app):
 
     for result in schema.get_all_operations():
         operation = result.ok()
+        if operation.path.endswith("/feed"):
+            continue  # an endless stream, or a 503 without change streams: tests/*/test_feeds.py
 
         @given(case=operation.as_strategy())
         @settings(

@@ -69,6 +69,7 @@ def test_a_route_without_documentation_is_caught(offline_app):
 
 
 DOWNLOADS = {"/v1/requests/export", "/v1/organizations/{organization_id}/requests/export"}
+FEEDS = {"/v1/requests/feed", "/v1/organizations/{organization_id}/requests/feed"}
 
 
 def test_every_operation_has_a_summary_a_schema_and_the_shared_responses(document):
@@ -81,7 +82,7 @@ def test_every_operation_has_a_summary_a_schema_and_the_shared_responses(documen
         assert {"X-Request-ID", "Cache-Control"} <= ok["headers"].keys(), path
         assert {"405", "default"} <= operation["responses"].keys(), path
         assert "X-Request-ID" in header_parameters, path
-        if path in DOWNLOADS:
+        if path in DOWNLOADS | FEEDS:
             continue
         assert ok["content"]["application/json"]["schema"], path
         assert "ETag" in ok["headers"] and "304" in operation["responses"], path
@@ -103,6 +104,21 @@ def test_an_export_is_a_streamed_file_without_etag(document):
         names = {parameter.get("name") for parameter in operation["parameters"]}
         assert {"format", "fields", "sortBy", "createdFrom", "createdTo"} <= names
         assert not {"page", "limit", "cursor", "If-None-Match"} & names
+
+
+def test_a_feed_is_an_event_stream_without_etag(document):
+    """Contract 7.9: `text/event-stream`, not a file; resumed by `lastEventId` (or the
+    `Last-Event-ID` header, which an `EventSource` sends), 410 when its history is gone."""
+    for path in FEEDS:
+        operation = document["paths"][path]["get"]
+        ok = operation["responses"]["200"]
+        assert ok["content"] == {"text/event-stream": {"schema": {"type": "string"}}}
+        assert not {"Content-Disposition", "ETag"} & ok["headers"].keys()
+        assert {"410", "429", "503"} <= operation["responses"].keys()
+        assert "304" not in operation["responses"]
+        names = {parameter.get("name") for parameter in operation["parameters"]}
+        assert {"bot", "fields", "lastEventId"} <= names
+        assert not {"page", "limit", "cursor", "sortBy", "If-None-Match"} & names
 
 
 def test_every_operation_has_a_unique_operation_id_and_a_description(document):
@@ -310,7 +326,7 @@ def test_every_endpoint_documents_its_field_selection(document):
         for path, item in document["paths"].items()
         if path.startswith("/v1/") and "usage" not in path
     ]
-    assert len(operations) == 10  # and the two exports (7.6)
+    assert len(operations) == 12  # and the two exports (7.6) and the two feeds (7.9)
     for operation in operations:
         [fields] = [p for p in operation["parameters"] if p.get("name") == "fields"]
         assert fields["in"] == "query" and "`id` always" in fields["description"]

@@ -172,7 +172,10 @@ def test_flasks_switch_keeps_env_away_from_make_run_too(tmp_path, busy_port):
 CONFIGURATION = ROOT / "docs" / "configuration.md"
 ROW = re.compile(rf"\| `({NAME.pattern})` \| ([^|]+) \|")
 # Defaults the documentation writes as a rule, where `.env.example` shows their usual value.
-DERIVED = {"DATABASE_PERMITS": "`GUNICORN_THREADS` − 1"}
+DERIVED = {
+    "DATABASE_PERMITS": "`GUNICORN_THREADS` − 1",
+    "FEED_CONNECTIONS": "`GUNICORN_THREADS` / 2",
+}
 
 
 def test_the_configuration_document_lists_each_variable_with_its_listed_default():

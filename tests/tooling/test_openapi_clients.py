@@ -45,10 +45,14 @@ OPERATIONS = {
     "getOrganizationUsage": "usage.get_organization_usage",
     "exportBotRequests": "exports.export_bot_requests",
     "exportOrganizationBotRequests": "exports.export_organization_bot_requests",
+    "followBotRequests": "feeds.follow_bot_requests",
+    "followOrganizationBotRequests": "feeds.follow_organization_bot_requests",
     "getLiveness": "health.get_liveness",
     "getReadiness": "health.get_readiness",
 }
 PROBES = {"getLiveness", "getReadiness"}
+# Endless streams, never called here: tests/deployment/test_feeds.py reads them.
+FEEDS = {"followBotRequests", "followOrganizationBotRequests"}
 
 
 @pytest.fixture(scope="module")
@@ -269,7 +273,7 @@ def test_every_operation_is_a_generated_function(generated):
 
 def test_every_operation_parses_into_its_model(generated, base_url, scene):
     calls = _calls(scene)
-    assert {operation for _, operation, _ in calls} == OPERATIONS.keys()
+    assert {operation for _, operation, _ in calls} == OPERATIONS.keys() - FEEDS
     for (caller, operation_id, arguments), model in zip(calls, MODELS, strict=True):
         client = _client(generated, base_url, caller and scene["tokens"][caller])
         response = _operation(generated, operation_id).sync_detailed(client=client, **arguments)
@@ -403,7 +407,7 @@ def test_not_modified_is_declared_on_every_operation_but_exports(
         )
         assert (response.status_code, response.content) == (304, b""), operation_id
         not_modified.add(operation_id)
-    assert not_modified == _declaring(document_file, "304") == OPERATIONS.keys() - EXPORTS
+    assert not_modified == _declaring(document_file, "304") == OPERATIONS.keys() - EXPORTS - FEEDS
 
 
 def test_too_many_requests_is_declared_where_limits_apply(generated, scene, document_file):
@@ -424,7 +428,7 @@ def test_too_many_requests_is_declared_where_limits_apply(generated, scene, docu
             if second.status_code == 429:
                 assert type(second.parsed) is _model(generated, "Error"), operation_id
                 limited.add(operation_id)
-    assert limited == _declaring(document_file, "429") == OPERATIONS.keys() - PROBES
+    assert limited | FEEDS == _declaring(document_file, "429") == OPERATIONS.keys() - PROBES
 
 
 def _closed_port() -> int:
@@ -453,7 +457,8 @@ def test_service_unavailable_is_declared_where_the_database_is_asked(
                     unavailable.add(operation_id)
     finally:
         app.extensions["mongo"].close()
-    assert unavailable == _declaring(document_file, "503") == OPERATIONS.keys() - {"getLiveness"}
+    declared = _declaring(document_file, "503")
+    assert unavailable | FEEDS == declared == OPERATIONS.keys() - {"getLiveness"}
 
 
 def test_a_generated_client_follows_next_cursor(generated, base_url, scene):
