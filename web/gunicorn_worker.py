@@ -1,4 +1,5 @@
-"""gunicorn's gthread worker, writing the JSON error body (docs/api.md, Errors) for its own errors.
+"""gunicorn's gthread worker, writing the JSON error body (docs/api.md, Errors) for its own errors,
+and ending the live feeds when it stops.
 
 A request line or headers too large, or a request that is not HTTP, never reaches Flask: the
 worker answers it with an HTML page from `gunicorn.util.write_error`. gunicorn has no hook for
@@ -44,3 +45,12 @@ class JSONErrorWorker(ThreadWorker):
         """After the fork, so the arbiter, which only loads this class, keeps gunicorn's own."""
         util.write_error = write_json_error
         super().init_process()
+
+    def handle_exit(self, sig, frame) -> None:
+        """A graceful stop (SIGTERM) waits for the requests in progress: the live feeds,
+        which would never end by themselves, end at once, and their clients resume on
+        another worker (runtime/request_feeds.py)."""
+        super().handle_exit(sig, frame)
+        feeds = getattr(self.wsgi, "extensions", {}).get("request_feeds")
+        if feeds is not None:
+            feeds.clear()

@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.factories import World
 from tests.support.gunicorn_server import servers_over
-from tests.support.wire_server import WireServer
+from tests.support.wire_server import StandaloneServer, WireServer
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +76,11 @@ def module_gunicorns(wire_uri, module_database):
 @pytest.fixture
 def stored(module_database):
     return World(module_database)
+
+
+@pytest.fixture(scope="module")
+def standalone():
+    """A wire-protocol server that is no replica set: no change stream can run on it."""
+    server = StandaloneServer().start()
+    yield server
+    server.close()

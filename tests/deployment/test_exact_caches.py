@@ -22,7 +22,7 @@ from tests.support.command_log import CommandLog
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
 from tests.support.metrics import scrape
-from tests.support.wire_server import WireServer, free_port
+from tests.support.wire_server import free_port
 from tests.support.workers import (
     cached_in_every_worker,
     every_worker,
@@ -215,19 +215,6 @@ def test_each_worker_opens_its_stream_after_the_fork_and_closes_it_promptly_on_e
 
 def _connections_to(process: psutil.Process, port: int) -> int:
     return sum(1 for c in process.net_connections(kind="tcp") if c.raddr and c.raddr.port == port)
-
-
-class StandaloneServer(WireServer):
-    """A server that is no replica set, so no change stream can be opened on it."""
-
-    options = (*WireServer.options, "--standalone")
-
-
-@pytest.fixture(scope="module")
-def standalone():
-    server = StandaloneServer().start()
-    yield server
-    server.close()
 
 
 def test_on_a_standalone_server_the_caches_are_off_and_say_so_once(standalone, open_connections):

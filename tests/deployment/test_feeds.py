@@ -2,11 +2,18 @@
 events as requests change, visibility per event, resuming, capacity and the caller's rights."""
 
 import datetime as dt
+import os
+import signal
+import time
+import uuid
 
+import psutil
+import pymongo
 import pytest
 from bson import ObjectId
 
 from tests.support.factories import World, bearer
+from tests.support.gunicorn_server import GunicornServer
 from tests.support.sse import EventStream
 
 
@@ -142,3 +149,51 @@ def test_an_unknown_organization_is_a_404_and_bad_parameters_a_400(gunicorn, sce
     assert server.request("GET", "/v1/requests/feed?fields=nope", token)[0] == 400
     assert server.request("GET", "/v1/requests/feed?bogus=1", token)[0] == 400
     assert server.request("GET", f"/v1/organizations/{ObjectId()}/requests/feed", token)[0] == 403
+
+
+def test_a_worker_stopped_ends_its_feeds_at_once_and_they_resume_elsewhere(gunicorn, scene):
+    """gunicorn replaces a worker told to stop; its feed's client reconnects with the last
+    id it got and misses nothing written meanwhile."""
+    server = gunicorn()
+    world = scene["world"]
+    stream = _feed(server, scene)
+    world.bot_request(bot=None, created_by=scene["ada"])
+    seen = stream.next_event()
+    [worker] = [pid for pid in server.worker_pids() if _serves(pid, stream)]
+    os.kill(worker, signal.SIGTERM)
+    started = time.monotonic()
+    assert stream.next_event(timeout=5) is None
+    ended_after = time.monotonic() - started
+    stream.close()
+    missed = world.bot_request(bot=None, created_by=scene["ada"])
+
+    resumed = _feed(server, scene, **{"Last-Event-ID": seen["id"]})
+    try:
+        replayed = resumed.next_event()
+    finally:
+        resumed.close()
+
+    assert ended_after < 3, "a stopping worker ends its feeds, not waits out the graceful timeout"
+    assert replayed["data"]["id"] == str(missed)
+
+
+def _serves(pid: int, stream: EventStream) -> bool:
+    client_port = stream.connection.sock.getsockname()[1]
+    return any(
+        connection.raddr and connection.raddr.port == client_port
+        for connection in psutil.Process(pid).net_connections(kind="tcp")
+    )
+
+
+def test_on_a_standalone_server_a_feed_is_a_503_saying_why(standalone):
+    name = f"standalone_{uuid.uuid4().hex[:8]}"
+    with pymongo.MongoClient(standalone.uri) as client:
+        world = World(client[name])
+        token = world.token(user=world.user("Ada"))
+        with GunicornServer({"MONGODB_URI": standalone.uri, "MONGODB_DB": name}) as server:
+            status, headers, body = server.request("GET", "/v1/requests/feed", bearer(token))
+            listed = server.request("GET", "/v1/requests/", bearer(token))[0]
+
+    assert (status, headers["Retry-After"]) == (503, "1")
+    assert "standalone" in body["detail"]
+    assert listed == 200

@@ -27,3 +27,9 @@ class WireServer(EmbeddedDatabase):
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self._folder, ignore_errors=True)
+
+
+class StandaloneServer(WireServer):
+    """A server that is no replica set, so no change stream can be opened on it."""
+
+    options = (*WireServer.options, "--standalone")
