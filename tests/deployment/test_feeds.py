@@ -197,3 +197,19 @@ def test_on_a_standalone_server_a_feed_is_a_503_saying_why(standalone):
     assert (status, headers["Retry-After"]) == (503, "1")
     assert "standalone" in body["detail"]
     assert listed == 200
+
+
+def test_a_removed_membership_ends_the_organizations_feed(gunicorn, scene):
+    server = gunicorn()
+    stream = _feed(server, scene, f"/v1/organizations/{scene['acme']}/requests/feed")
+    try:
+        scene["db"].users.update_one({"_id": scene["ada"]}, {"$set": {"organizations": []}})
+        ended = stream.next_event(timeout=5)
+        refused = server.request(
+            "GET", f"/v1/organizations/{scene['acme']}/requests/feed", bearer(scene["token"])
+        )[0]
+    finally:
+        stream.close()
+
+    assert ended is None
+    assert refused == 403
