@@ -133,12 +133,13 @@ def _count_refusal(breached: RequestLimit) -> None:
     RATE_LIMITED.labels(limit="RATELIMIT_DEFAULT").inc()
 
 
-def _count_export_refusal(breached: RequestLimit) -> None:
-    RATE_LIMITED.labels(limit="RATELIMIT_EXPORT").inc()
+def _counting_refusals(setting: str):
+    """The `on_breach` of a budget of its own, counted under its setting's name."""
 
+    def count(breached: RequestLimit) -> None:
+        RATE_LIMITED.labels(limit=setting).inc()
 
-def _count_feed_refusal(breached: RequestLimit) -> None:
-    RATE_LIMITED.labels(limit="RATELIMIT_FEED").inc()
+    return count
 
 
 def init_app(app: Flask) -> Limiter:
@@ -153,20 +154,18 @@ def init_app(app: Flask) -> Limiter:
     for blueprint in app.blueprints.values():
         if getattr(blueprint, "rate_limited", True) is False:
             limiter.exempt(blueprint)
-    # One budget per token for both export endpoints, besides the default one.
-    limiter.shared_limit(
-        app.config["RATELIMIT_EXPORT"],
-        scope=EXPORT_SCOPE,
-        override_defaults=False,
-        on_breach=_count_export_refusal,
-    )(app.blueprints["exports"])
-    # And one for opening live feeds.
-    limiter.shared_limit(
-        app.config["RATELIMIT_FEED"],
-        scope=FEED_SCOPE,
-        override_defaults=False,
-        on_breach=_count_feed_refusal,
-    )(app.blueprints["feeds"])
+    # Budgets of their own per token, besides the default one: for both export endpoints,
+    # and for opening live feeds.
+    for setting, scope, blueprint in (
+        ("RATELIMIT_EXPORT", EXPORT_SCOPE, "exports"),
+        ("RATELIMIT_FEED", FEED_SCOPE, "feeds"),
+    ):
+        limiter.shared_limit(
+            app.config[setting],
+            scope=scope,
+            override_defaults=False,
+            on_breach=_counting_refusals(setting),
+        )(app.blueprints[blueprint])
     if limiter.enabled:
         budget = parse(app.config["RATELIMIT_AUTH_FAILURES"])
         app.extensions["auth_failure_budget"] = (limiter, budget)

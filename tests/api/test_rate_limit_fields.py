@@ -3,6 +3,7 @@ that counted a request in `RateLimit-Policy`, the one nearest to refusing in `Ra
 both parsed as RFC 8941 lists by a structured-field parser, not matched by pattern."""
 
 import http_sf
+import mongomock
 import pytest
 
 from app import create_app
@@ -114,3 +115,20 @@ def test_probes_are_not_counted_and_carry_no_fields(db, path):
 
     assert response.status_code == 200
     assert "RateLimit" not in response.headers and "RateLimit-Policy" not in response.headers
+
+
+def test_opening_feeds_has_a_policy_of_its_own(db, world):
+    """Counted before the feed is looked at: the first opens (on mongomock, which runs no
+    change stream, a 503), the second is refused."""
+    token = world.token(user=world.user("Ada"))
+    client = _client(db, RATELIMIT_DEFAULT="10 per minute", RATELIMIT_FEED="1 per hour")
+    opened = 503 if isinstance(db.client, mongomock.MongoClient) else 200
+
+    first = client.get("/v1/requests/feed", headers=bearer(token), buffered=False)
+    first.close()  # a feed that opened streams until its client leaves
+    second = client.get("/v1/requests/feed", headers=bearer(token))
+
+    assert (first.status_code, second.status_code) == (opened, 429)
+    policies, nearest = _fields(second)
+    assert policies == [("default", {"q": 10, "w": 60}), ("feed", {"q": 1, "w": 3600})]
+    assert _reset_within(nearest, 3600) == [("feed", {"r": 0})]
