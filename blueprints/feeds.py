@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 
 import pymongo
+from cachetools import LRUCache
 from flask import current_app, request
 from marshmallow import ValidationError
 from pymongo.errors import OperationFailure, PyMongoError
@@ -47,6 +48,7 @@ blp = Blueprint(
 
 CHECK_SECONDS = 1.0  # how often a feed reads its caller again, and waits for changes at most
 KEEP_ALIVE_SECONDS = 15.0
+ANNOUNCED = 100_000  # ids a feed remembers to announce their deletion (about 10 MB at most)
 _HISTORY_LOST = 286  # ChangeStreamHistoryLost: the resume token is older than the history
 _ITEM = BotRequestSchema()
 _FEED = (
@@ -102,8 +104,8 @@ def _feed(query: FeedQuery, visibility_of):
     except NoChangeStream as error:
         raise Unavailable(str(error)) from None
     try:
-        missed = _missed_since(token) if token is not None else iter(())
-        first = next(missed, None)
+        missed = _missed_since(token) if token is not None else None
+        first = next(missed, None) if missed is not None else None
     except BaseException:
         subscription.close()
         raise
@@ -146,22 +148,24 @@ class _Feed:
         self._visibility_of = visibility_of
         self._scope = scope
         self._subscription = subscription
-        self._announced: set = set()
+        # The requests this feed announced, whose deletion it tells; the oldest are let go.
+        self._announced = LRUCache(ANNOUNCED)
         self._seconds = current_app.config["MONGODB_TIMEOUT_MS"] / 1000
 
-    def events(self, first: Change | None, missed: Iterator[Change | None]) -> Iterator[str]:
+    def events(self, first: Change | None, missed: Iterator | None) -> Iterator[str]:
         admission.release()  # the permit of the request's own reads; a feed waits between
         try:
             yield from self._follow(first, missed)
         except (PyMongoError, DatabaseBusy, DomainError):
             return  # the client reconnects, and is answered as a new request
         finally:
+            if missed is not None:
+                missed.close()
             self._subscription.close()
 
     def _follow(self, first, missed) -> Iterator[str]:
         replayed = set()  # tokens of changes sent from the history, to send none twice
-        caught_up = first is None
-        if not caught_up:
+        if first is not None:
             changes = [first]
             for change in missed:
                 if change is None:
@@ -169,6 +173,8 @@ class _Feed:
                 changes.append(change)
             replayed = {repr(change.token) for change in changes}
             yield from self._announce(changes)
+        if missed is not None:
+            missed.close()  # the history's own stream, caught up
         checked = quiet_since = time.monotonic()
         while not self._subscription.ended:
             changes = self._subscription.take(CHECK_SECONDS)
@@ -205,10 +211,10 @@ class _Feed:
             document = visible.get(change.request_id)
             if document is not None and change.kind != "delete":
                 kind = "created" if change.kind == "insert" else "updated"
-                self._announced.add(change.request_id)
+                self._announced[change.request_id] = True
                 yield event(kind, event_id, self._item(document))
             elif change.request_id in self._announced:
-                self._announced.discard(change.request_id)
+                del self._announced[change.request_id]
                 yield event("deleted", event_id, {"id": str(change.request_id)})
 
     def _item(self, document: dict) -> dict:
