@@ -12,6 +12,7 @@ import pymongo
 import pytest
 from bson import ObjectId
 
+from schemas import feed_ids
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
 from tests.support.sse import EventStream
@@ -114,14 +115,20 @@ def test_a_revoked_token_ends_its_feed(gunicorn, scene):
 
 
 def test_a_foreign_or_forged_event_id_is_a_400_before_the_stream(gunicorn, scene):
-    server = gunicorn()
+    # A closed feed keeps its slot until its next write finds the client gone.
+    server = gunicorn({"FEED_CONNECTIONS": "4"})
     stream = _feed(server, scene)
     scene["world"].bot_request(bot=None, created_by=scene["ada"])
     event_id = stream.next_event()["id"]
     stream.close()
     other = f"/v1/organizations/{scene['acme']}/requests/feed"
 
-    for path, value in ((other, event_id), ("/v1/requests/feed", "not-an-id")):
+    # An id of this feed and caller, whose token the database never made.
+    forged = feed_ids.encode(
+        {"_data": "82" + "00" * 20}, f"feeds.follow_bot_requests|{{}}|user:{scene['ada']}"
+    )
+    cases = ((other, event_id), ("/v1/requests/feed", "not-an-id"), ("/v1/requests/feed", forged))
+    for path, value in cases:
         refused = EventStream(server.port, path, {**bearer(scene["token"]), "Last-Event-ID": value})
         assert refused.status == 400
         assert "lastEventId" in refused.body()["details"]
