@@ -136,16 +136,12 @@ class RequestFeeds:
             subscription.put(news)
 
     def clear(self) -> None:
-        """The stream starts over without the changes between: every open feed ends."""
+        """The stream starts over without the changes between, or the worker stops
+        (web/gunicorn_worker.py): every open feed ends, and its client resumes."""
         with self._lock:
             subscriptions = list(self._subscriptions)
         for subscription in subscriptions:
             subscription.end()
-
-    def stop(self) -> None:
-        """A worker's graceful stop: the feeds end at once, their clients resume elsewhere."""
-        self.clear()
-        self._feed.stop()
 
 
 def init_app(app: Flask) -> None:
