@@ -48,6 +48,7 @@ blp = Blueprint(
 
 CHECK_SECONDS = 1.0  # how often a feed reads its caller again, and waits for changes at most
 KEEP_ALIVE_SECONDS = 15.0
+REPLAYED_AT_ONCE = 500  # changes of a resumed feed's history read again in one query
 ANNOUNCED = 100_000  # ids a feed remembers to announce their deletion (about 10 MB at most)
 _HISTORY_LOST = 286  # ChangeStreamHistoryLost: the resume token is older than the history
 _ITEM = BotRequestSchema()
@@ -171,7 +172,11 @@ class _Feed:
                 if change is None:
                     break
                 changes.append(change)
-            replayed = {repr(change.token) for change in changes}
+                if len(changes) == REPLAYED_AT_ONCE:
+                    replayed.update(repr(change.token) for change in changes)
+                    yield from self._announce(changes)
+                    changes = []
+            replayed.update(repr(change.token) for change in changes)
             yield from self._announce(changes)
         if missed is not None:
             missed.close()  # the history's own stream, caught up
