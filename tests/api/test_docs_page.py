@@ -104,6 +104,8 @@ def test_docs_page_renders_every_operation_in_a_browser(live_server):
         "/v1/organizations/{organization_id}/requests/{bot_request_id}/",
         "/v1/requests/export",
         "/v1/organizations/{organization_id}/requests/export",
+        "/v1/requests/feed",
+        "/v1/organizations/{organization_id}/requests/feed",
         "/healthz",
         "/readyz",
     ):
