@@ -136,7 +136,7 @@ def _drained(stream) -> Iterator[Change | None]:
             if change is None:
                 yield None
                 return
-            yield Change(change["operationType"], change["documentKey"]["_id"], change["_id"])
+            yield Change.of(change)
 
 
 class _Feed:

@@ -121,31 +121,29 @@ def documents(collection: Collection, ids: list, projection: dict | None) -> lis
     return [by_id[id_] for id_ in ids if id_ in by_id]
 
 
-def get_one(collection: Collection, visibility: Visibility, key: dict, stages: list[dict]):
-    """The document that `key` names, if the caller may see it, or None.
+def _visible(key: dict, visibility: Visibility) -> list[dict]:
+    """The stages that keep what `key` names and the caller may see.
 
     The key comes first in its own `$match`: MongoDB merges the two stages into one filter,
     and the embedded engine plans its index on the first stage alone.
     """
+    visible = visibility.as_filter()
+    return [{"$match": key}, {"$match": visible}] if visible else [{"$match": key}]
+
+
+def get_one(collection: Collection, visibility: Visibility, key: dict, stages: list[dict]):
+    """The document that `key` names, if the caller may see it, or None."""
     if visibility.is_empty:
         return None
-    pipeline = [{"$match": key}]
-    visible = visibility.as_filter()
-    if visible:
-        pipeline.append({"$match": visible})
-    pipeline += [{"$limit": 1}, *stages]
+    pipeline = [*_visible(key, visibility), {"$limit": 1}, *stages]
     return next(iter(collection.aggregate(pipeline)), None)
 
 
 def get_all(collection: Collection, visibility: Visibility, key: dict, projection: dict):
-    """The documents that `key` names and the caller may see, as `get_one` reads one."""
+    """The documents that `key` names and the caller may see, their fields of `projection`."""
     if visibility.is_empty:
         return []
-    pipeline = [{"$match": key}]
-    visible = visibility.as_filter()
-    if visible:
-        pipeline.append({"$match": visible})
-    pipeline.append({"$project": projection})
+    pipeline = [*_visible(key, visibility), {"$project": projection}]
     return list(collection.aggregate(pipeline))
 
 

@@ -50,6 +50,11 @@ class Change:
     request_id: object
     token: dict
 
+    @classmethod
+    def of(cls, change: dict) -> "Change":
+        """From a change stream's event."""
+        return cls(change["operationType"], change["documentKey"]["_id"], change["_id"])
+
 
 class Subscription:
     """What one open feed receives from the hub."""
@@ -129,7 +134,7 @@ class RequestFeeds:
 
     # The stream's side (runtime.changes.Subscriber).
     def changed(self, collection: str, document_id, change: dict) -> None:
-        news = Change(change["operationType"], document_id, change["_id"])
+        news = Change.of(change)
         with self._lock:
             subscriptions = list(self._subscriptions)
         for subscription in subscriptions:
