@@ -61,6 +61,7 @@ _FEED = (
 
 @blp.route("/requests/feed")
 @blp.doc(operationId="followBotRequests")
+@blp.token_in_query
 @blp.login_required
 @blp.error_responses(403, 410)
 @blp.arguments(FeedQuerySchema, location="query", arg_name="query")
@@ -76,6 +77,7 @@ def follow_bot_requests(query: FeedQuery):
 
 @blp.route("/organizations/<objectid:organization_id>/requests/feed")
 @blp.doc(operationId="followOrganizationBotRequests")
+@blp.token_in_query
 @blp.login_required
 @blp.error_responses(403, 404, 410)
 @blp.arguments(OrganizationFeedQuerySchema, location="query", arg_name="query")

@@ -8,6 +8,9 @@ import hashlib
 import secrets
 
 TOKEN_PREFIX = "bcs_"
+# Where a token travels in a URL, for a client that can send no header (a browser's
+# `EventSource`): RFC 6750's name, taken by the live feeds only (web/authentication.py).
+QUERY_TOKEN = "access_token"
 
 
 def hash_token(token: str) -> str:

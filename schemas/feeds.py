@@ -4,10 +4,11 @@
 from dataclasses import dataclass
 
 from bson import ObjectId
-from marshmallow import post_load
+from marshmallow import post_load, pre_load
 from marshmallow.fields import String
 from marshmallow.validate import Length
 
+from runtime.bearer_tokens import QUERY_TOKEN
 from schemas import feed_ids
 from schemas.bot_requests import BotRequestSchema
 from schemas.queries import EmptyIsUnset
@@ -38,6 +39,11 @@ class FeedQuerySchema(EmptyIsUnset):
             "`Last-Event-ID` header (which wins when both are sent)."
         },
     )
+
+    @pre_load
+    def drop_token(self, data, **kwargs):
+        """A browser's token (web/authentication.py), already read: not a filter."""
+        return {key: value for key, value in data.items() if key != QUERY_TOKEN}
 
     @post_load
     def query(self, data, **kwargs) -> FeedQuery:

@@ -10,6 +10,12 @@ role change or a removed membership still reaches every worker within a second, 
 it. It is keyed by the token's hash and keeps no unknown token, so a newly issued token works
 at once and guessing fills no memory; expiry is checked on every use either way (a stored
 token's `expiresAt`, a JWT's `exp`).
+
+A browser's `EventSource` cannot send a header, so the live feeds also take the token as the
+`access_token` query parameter, as RFC 6750 allows where no header can be sent
+(docs/api.md#live-feed). Only those endpoints do (`Blueprint.token_in_query`): elsewhere the
+parameter is unknown, a 400. No query value is logged or traced (web/request_log.py,
+runtime/tracing.py), and both ways at once are a 400 rather than a guess which one counts.
 """
 
 from collections.abc import Callable
@@ -17,20 +23,37 @@ from dataclasses import dataclass
 
 from blinker import Namespace
 from bson import ObjectId
-from flask import Flask, current_app
+from flask import Flask, current_app, request
 from flask_httpauth import HTTPTokenAuth
 from pymongo.database import Database
+from werkzeug.datastructures import Authorization
 
 from access.callers import Caller, caller_for, user_caller
 from access.jwt_tokens import JwtVerifier, looks_like_jwt
 from domain import timestamps
-from runtime.bearer_tokens import hash_token
+from domain.errors import InvalidParameter
+from runtime.bearer_tokens import QUERY_TOKEN, hash_token
 from runtime.database import admitted_primary_db
 from web.errors import json_error, status_message
 
 MAX_TOKEN_LENGTH = 4096  # room for a signed JWT; opaque tokens are far shorter
 
-auth = HTTPTokenAuth(scheme="Bearer")
+
+class _BearerAuth(HTTPTokenAuth):
+    def get_auth(self) -> Authorization | None:
+        """The `Authorization` header's token, or where the endpoint takes it, the query's."""
+        from_header = super().get_auth()
+        view = current_app.view_functions.get(request.endpoint)
+        if QUERY_TOKEN not in request.args or not getattr(view, "token_in_query", False):
+            return from_header
+        if "Authorization" in request.headers:
+            raise InvalidParameter(
+                QUERY_TOKEN, "Send the token in the Authorization header or here, not both."
+            )
+        return Authorization("bearer", token=request.args[QUERY_TOKEN])
+
+
+auth = _BearerAuth(scheme="Bearer")
 
 # Sent by the app where a request's authentication fails, before its 401 is written; a receiver
 # may answer otherwise by raising an HTTPException (the failure budget of `rate_limits` does).

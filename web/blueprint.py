@@ -82,6 +82,14 @@ class Blueprint(flask_smorest.Blueprint):
         return protected
 
     @staticmethod
+    def token_in_query(func):
+        """Above `login_required`: the token may come as the `access_token` query parameter
+        too (web/authentication.py), and the operation documents both ways."""
+        func.token_in_query = True  # read from the registered view, which wraps keep
+        func._apidoc = {**getattr(func, "_apidoc", {}), "token_in_query": True}
+        return func
+
+    @staticmethod
     def download(media_types, description: str, *, attachment: bool = True):
         """Document a 200 streamed in one of `media_types`: a file (web/downloads.py), or a
         live feed's events (`attachment=False`, web/event_streams.py). No ETag, hence no 304."""
@@ -126,6 +134,8 @@ class Blueprint(flask_smorest.Blueprint):
             shared.append(429)
         if doc_info.get("authenticated"):
             doc["security"] = [{openapi.BEARER_SCHEME: []}]
+            if doc_info.get("token_in_query"):
+                doc["security"].append({openapi.QUERY_TOKEN_SCHEME: []})
             shared += [401, 503]
         else:
             # Said, not left out: an operation without `security` reads as "not thought of".

@@ -15,6 +15,7 @@ import flask_smorest
 from flask import Flask
 from marshmallow import fields
 
+from runtime.bearer_tokens import QUERY_TOKEN
 from schemas.cursors import MAX_LENGTH as CURSOR_LENGTH
 from schemas.cursors import CursorField
 from schemas.fields import BsonNumber, IdText, TimestampField
@@ -26,6 +27,7 @@ from web.request_ids import HEADER as REQUEST_ID_HEADER
 from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
 BEARER_SCHEME = "bearerAuth"
+QUERY_TOKEN_SCHEME = "queryToken"
 
 SETTINGS = {
     "OPENAPI_URL_PREFIX": "/",
@@ -235,6 +237,16 @@ def _register_components(api: flask_smorest.Api) -> None:
             "scheme": "bearer",
             "description": "An opaque user or organization token, or, when the service is "
             "configured for it, a signed JWT access token whose `sub` is a user id.",
+        },
+    )
+    spec.components.security_scheme(
+        QUERY_TOKEN_SCHEME,
+        {
+            "type": "apiKey",
+            "in": "query",
+            "name": QUERY_TOKEN,
+            "description": "The same token, for a browser's `EventSource`, which cannot send "
+            "a header: the live feeds only. Not with the header too.",
         },
     )
     for name, header in _HEADERS.items():

@@ -201,8 +201,13 @@ def test_each_operation_documents_its_errors(document, path, statuses):
 def test_authenticated_operations_use_the_bearer_scheme(document):
     scheme = document["components"]["securitySchemes"]["bearerAuth"]
     assert scheme == {**scheme, "type": "http", "scheme": "bearer"}
+    in_query = document["components"]["securitySchemes"]["queryToken"]
+    assert in_query == {**in_query, "type": "apiKey", "in": "query", "name": "access_token"}
     for path, _, operation in _operations(document):
-        if path.startswith("/v1/"):
+        if path.endswith("/feed"):
+            # A browser's EventSource sends no header (docs/api.md#live-feed).
+            assert operation["security"] == [{"bearerAuth": []}, {"queryToken": []}], path
+        elif path.startswith("/v1/"):
             assert operation["security"] == [{"bearerAuth": []}], path
         else:
             assert operation["security"] == [], path

@@ -13,6 +13,7 @@ import pytest
 from bson import ObjectId
 
 from schemas import feed_ids
+from tests.support.browser import Page, chromium
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
 from tests.support.sse import EventStream
@@ -220,3 +221,40 @@ def test_a_removed_membership_ends_the_organizations_feed(gunicorn, scene):
 
     assert ended is None
     assert refused == 403
+
+
+_LISTENING = """
+window.received = [];
+window.opened = 0;
+const source = new EventSource("%s/v1/requests/feed?access_token=%s");
+source.onopen = () => { window.opened += 1; };
+source.addEventListener("created", (event) => {
+  window.received.push({id: event.lastEventId, request: JSON.parse(event.data).id});
+});
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(chromium() is None, reason="no chromium binary on this machine")
+def test_a_browsers_event_source_receives_events_and_resumes_by_itself(gunicorn, scene):
+    """Chromium's own EventSource, with the token in the query (a browser sends no header
+    with it): when gunicorn loses the worker that served it, the browser reconnects with
+    `Last-Event-ID` by itself, and misses nothing written meanwhile."""
+    server = gunicorn()
+    world = scene["world"]
+    origin = f"http://127.0.0.1:{server.port}"
+    with Page(f"{origin}/healthz") as page:
+        page.evaluate(_LISTENING % (origin, scene["token"]))
+        page.wait_for("window.opened === 1")
+        before = world.bot_request(bot=None, created_by=scene["ada"])
+        page.wait_for("window.received.length === 1")
+        for worker in server.worker_pids():
+            os.kill(worker, signal.SIGKILL)  # no goodbye: the browser sees the stream break
+        missed = [world.bot_request(bot=None, created_by=scene["ada"]) for _ in range(2)]
+        page.wait_for("window.opened === 2", timeout=30)
+        after = world.bot_request(bot=None, created_by=scene["ada"])
+        page.wait_for("window.received.length >= 4")
+        received = page.evaluate("window.received")
+
+    assert [item["request"] for item in received] == [str(id_) for id_ in [before, *missed, after]]
+    assert len({item["id"] for item in received}) == 4
