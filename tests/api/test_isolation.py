@@ -7,11 +7,16 @@ what the API returns.
 Any extra id, any missing id and any wrong status is a failure.
 """
 
+import json
+import threading
+import time
 from dataclasses import dataclass, field
 
 from bson import ObjectId
 from prometheus_client import REGISTRY
 
+from app import create_app
+from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World, bearer
 
 ORGS = ("A", "B", "C")
@@ -120,6 +125,20 @@ class Built:
 
 
 def build(world) -> Built:
+    built = build_callers(world)
+    for creator, org, slug in REQUESTS:
+        built.requests.append(
+            world.bot_request(
+                bot=built.bots[slug],
+                created_by=built.users[creator],
+                organization=built.orgs.get(org),
+            )
+        )
+    return built
+
+
+def build_callers(world) -> Built:
+    """Everything but the requests."""
     built = Built()
     for org in ORGS:
         built.orgs[org] = world.organization(f"Org {org}")
@@ -131,14 +150,6 @@ def build(world) -> Built:
         )
     for slug, (org, public) in BOTS.items():
         built.bots[slug] = world.bot(slug, organization=built.orgs.get(org), is_public=public)
-    for creator, org, slug in REQUESTS:
-        built.requests.append(
-            world.bot_request(
-                bot=built.bots[slug],
-                created_by=built.users[creator],
-                organization=built.orgs.get(org),
-            )
-        )
     for who in CALLERS:
         if who.user:
             built.tokens[who.label] = world.token(user=built.users[who.user])
@@ -265,3 +276,112 @@ def problems(client, built: Built) -> list[str]:
                     who, f"{base}/requests/{request_id}/", expected_org_request(who, org, index)
                 )
     return check.problems
+
+
+def test_every_feed_sends_exactly_what_its_caller_may_see(wire_db):
+    """The live feeds (docs/api.md#live-feed), on the wire server, which runs change streams:
+    every caller's feed and every organization's is opened first (or refused, as its list
+    is), then the matrix's requests are written, then one closing request per user and per
+    organization. Each feed is read up to its own closing request: what came is exactly what
+    the caller may see of everything written until then, in the order written."""
+    world = World(wire_db)
+    built = build_callers(world)
+    app = create_app(
+        {**TEST_SETTINGS, "MONGODB_DB": wire_db.name, "FEED_CONNECTIONS": 64},
+        mongo_client=wire_db.client,
+    )
+    rows = [*REQUESTS, *((user, None, "pub-none") for user in USERS),
+            *((None, org, "pub-none") for org in ORGS)]  # fmt: skip
+    written: list[str] = []
+    all_written = threading.Event()
+    readers = []
+    for who in CALLERS:
+        paths = {"mine": "/v1/requests/feed"} | {
+            org: f"/v1/organizations/{org_id}/requests/feed" for org, org_id in built.orgs.items()
+        }
+        for scope, path in paths.items():
+            allowed = bool(who.user) if scope == "mine" else who.represents(scope)
+            reader = _FeedReader(app, path, built.tokens[who.label], written, all_written)
+            readers.append((who, scope, allowed, reader))
+            reader.start()
+    for *_, reader in readers:
+        reader.opened.wait(10)
+    for creator, org, slug in rows:
+        request_id = world.bot_request(
+            bot=built.bots[slug],
+            created_by=built.users.get(creator),
+            organization=built.orgs.get(org),
+        )
+        written.append(str(request_id))
+    for who, scope, allowed, reader in readers:
+        reader.closing = written[_closing(who, scope)] if allowed else None
+    all_written.set()
+    for *_, reader in readers:
+        reader.join(30)
+
+    statuses = [
+        f"{who.label} {scope}: {reader.status}"
+        for who, scope, allowed, reader in readers
+        if reader.status != (200 if allowed else 403)
+    ]
+    assert statuses == []
+    for who, scope, allowed, reader in readers:
+        if not allowed:
+            continue
+        expected = [
+            written[index]
+            for index, (creator, org, _) in enumerate(rows[: _closing(who, scope) + 1])
+            if (org == scope if scope != "mine" else creator == who.user or org in who.memberships)
+        ]
+        assert reader.ids == expected, (who.label, scope, reader.failure)
+
+
+def _closing(who: Who, scope: str) -> int:
+    """Where a feed's closing request is among those written: after the matrix's, the
+    users' (for a caller's own feed), then the organizations'."""
+    if scope == "mine":
+        return len(REQUESTS) + list(USERS).index(who.user)
+    return len(REQUESTS) + len(USERS) + ORGS.index(scope)
+
+
+class _FeedReader(threading.Thread):
+    """One feed, opened and read in a thread of its own, as gunicorn serves it: a stream
+    holds its request's context for as long as it runs. Its first part, read at once, gives
+    back the request's database permit, as gunicorn's first write does; then, once every
+    request is written, the ids its events bring, up to its `closing` request."""
+
+    def __init__(self, app, path: str, token: str, written: list, all_written: threading.Event):
+        super().__init__(daemon=True)
+        self._client = app.test_client()
+        self._path, self._token = path, token
+        self._all_written = all_written
+        self.opened = threading.Event()
+        self.status: int | None = None
+        self.closing: str | None = None
+        self.ids: list[str] = []
+        self.failure: str | None = None
+
+    def run(self) -> None:
+        response = self._client.get(self._path, headers=bearer(self._token), buffered=False)
+        self.status = response.status_code
+        try:
+            if self.status == 200:
+                assert next(response.response) == b"retry: 1000\n\n"
+            self.opened.set()
+            if self.status == 200 and self._all_written.wait(30):
+                self._read(response)
+        except Exception as error:  # told by the test's assertion on `ids`
+            self.failure = repr(error)
+        finally:
+            self.opened.set()
+            response.close()
+
+    def _read(self, response) -> None:
+        """Up to `closing`, or, if it never comes, until a keep-alive after 20 s."""
+        deadline = time.monotonic() + 20
+        for chunk in response.response:
+            for line in chunk.decode().splitlines():
+                if line.startswith("data: "):
+                    self.ids.append(json.loads(line[len("data: ") :])["id"])
+            if (self.ids and self.ids[-1] == self.closing) or time.monotonic() > deadline:
+                return
