@@ -14,6 +14,8 @@ database's own history, on a stream of its own, until it has caught up with the 
 stream, whose changes it keeps meanwhile; a change both bring is sent once.
 """
 
+import select
+import socket
 import time
 from collections.abc import Iterator
 
@@ -113,6 +115,7 @@ def _feed(query: FeedQuery, visibility_of):
         subscription.close()
         raise
     feed = _Feed(query, visibility, visibility_of, scope, subscription)
+    feed.client = request.environ.get("gunicorn.socket")
     return streamed_events(feed.events(first, missed))
 
 
@@ -154,6 +157,7 @@ class _Feed:
         # The requests this feed announced, whose deletion it tells; the oldest are let go.
         self._announced = LRUCache(ANNOUNCED)
         self._seconds = current_app.config["MONGODB_TIMEOUT_MS"] / 1000
+        self.client: socket.socket | None = None  # the connection, where the server gives it
 
     def events(self, first: Change | None, missed: Iterator | None) -> Iterator[str]:
         admission.release()  # the permit of the request's own reads; a feed waits between
@@ -192,12 +196,27 @@ class _Feed:
                 quiet_since = time.monotonic()
             now = time.monotonic()
             if now - checked >= CHECK_SECONDS:
-                if not self._same_caller():
+                if self._client_left() or not self._same_caller():
                     return
                 checked = now
             if now - quiet_since >= KEEP_ALIVE_SECONDS:
                 yield KEEP_ALIVE
                 quiet_since = now
+
+    def _client_left(self) -> bool:
+        """Whether the client closed the connection: read without waiting, a closed one is
+        at its end. So a client that leaves frees its slot within a second, not at the
+        feed's next write. gunicorn gives the app its socket (`gunicorn.socket`); under
+        another server, or over TLS, the next write tells."""
+        if self.client is None:
+            return False
+        try:
+            readable, _, _ = select.select([self.client], [], [], 0)
+            return bool(readable) and self.client.recv(1, socket.MSG_PEEK) == b""
+        except ValueError:  # a TLS socket, which cannot peek
+            return False
+        except OSError:  # reset by the peer
+            return True
 
     def _same_caller(self) -> bool:
         with admission.permitted(), pymongo.timeout(self._seconds):

@@ -116,7 +116,7 @@ def test_a_revoked_token_ends_its_feed(gunicorn, scene):
 
 
 def test_a_foreign_or_forged_event_id_is_a_400_before_the_stream(gunicorn, scene):
-    # A closed feed keeps its slot until its next write finds the client gone.
+    # A closed feed keeps its slot for up to a second, until it finds its client gone.
     server = gunicorn({"FEED_CONNECTIONS": "4"})
     stream = _feed(server, scene)
     scene["world"].bot_request(bot=None, created_by=scene["ada"])
@@ -148,6 +148,22 @@ def test_past_its_feed_slots_a_worker_answers_503(gunicorn, scene):
         assert server.request("GET", "/v1/bots/", bearer(scene["token"]))[0] == 200
     finally:
         held.close()
+
+
+def test_a_client_that_leaves_frees_its_slot_within_a_second_or_so(gunicorn, scene):
+    """Without a write to find it gone: no request changes, and the keep-alive is 15 s off."""
+    server = gunicorn({"FEED_CONNECTIONS": "1"}, workers=1)
+    _feed(server, scene).close()
+    left = time.monotonic()
+    while True:
+        again = EventStream(server.port, "/v1/requests/feed", bearer(scene["token"]))
+        again.close()
+        if again.status == 200 or time.monotonic() - left > 5:
+            break
+        time.sleep(0.2)
+
+    assert again.status == 200
+    assert time.monotonic() - left < 3
 
 
 def test_an_unknown_organization_is_a_404_and_bad_parameters_a_400(gunicorn, scene):
