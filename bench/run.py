@@ -15,7 +15,9 @@ Eve over the same data (bench/eve.py), the anchor the bot rows are held to. One 
 organization's requests from the service without pause: uncached work that keeps the
 database busy, under which the caches must stay on. Then the cost of
 serializing a page of 100 bot requests, and exports of the heavy organization's last 30 and
-365 days against one pymongo cursor over the same requests (bench/exports.py).
+365 days against one pymongo cursor over the same requests (bench/exports.py). Then the
+live feeds of one worker (bench/feeds.py): events per second, write to event, and the other
+endpoints with every feed slot held.
 Results go to bench/results/latest.json (bench/results/partial.json with BENCH_ONLY).
 
 Environment: BENCH_SCALE (1 = 200 organizations, 2,000 users, 5,000 bots, 200,000 requests),
@@ -24,7 +26,7 @@ four times one request when that is longer), BENCH_CONNECTIONS (4; 1 for an endp
 takes more than 0.25 s alone; each worker gets one thread more than this, so that its
 database permits never refuse the benchmark's own connections), BENCH_GUNICORN (extra
 gunicorn flags, e.g. "--workers 4"), BENCH_ONLY (comma-separated endpoint names; `export`
-for the export rows), MONGODB_URI. gunicorn inherits the environment, so
+for the export rows, `feed` for the live feeds'), MONGODB_URI. gunicorn inherits the environment, so
 `DATABASE_PERMITS=0 make bench` measures without admission control.
 """
 
@@ -51,7 +53,7 @@ import pymongo
 
 from access import policy
 from access.callers import caller_for
-from bench import dataset, eve, exports, otlp_receiver, servers
+from bench import dataset, eve, exports, feeds, otlp_receiver, servers
 from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
 from repositories.bots import BotListQuery, BotRepository
 from repositories.bson_order import WALK, Position, Resume, sort_order
@@ -81,6 +83,9 @@ CACHES_OFF = {"TOKEN_CACHE_SECONDS": "0", "CATALOGUE_CACHE_SIZE": "0", "SUMMARY_
 TRACED_ROWS = ("bot by slug", "one request")
 TRACING_ROUNDS = 2
 BUSY_CONNECTIONS = 4
+# Measured on one worker with none and with every feed slot held (docs/performance.md#live-feeds).
+HELD_ROWS = ("bot by slug", "one request")
+FEED_ROUNDS = 2
 
 
 @dataclass
@@ -364,6 +369,56 @@ def measure_tracing(
     print(f" tracing on / off {row['ratio_tracing_on_off']:.2f}", flush=True)
 
 
+def measure_feeds(uri: str, db, settings: dict, kinds: list[Endpoint], seconds, connections):
+    """The feed rows (bench/feeds.py) on a gunicorn of one worker with feeds.SLOTS feed
+    slots, each a thread besides those of ordinary requests, as gunicorn.conf.py gives them.
+    Then HELD_ROWS and /healthz on that worker with every slot held against none, in
+    alternating rounds."""
+    one_worker = {**settings, "workers": "1",
+                  "threads": str(int(settings["threads"]) + feeds.SLOTS)}  # fmt: skip
+    env = {"FEED_CONNECTIONS": str(feeds.SLOTS), "GUNICORN_THREADS": settings["threads"]}
+    healthz = Endpoint("healthz", "/healthz", "", floor=lambda: None)
+    held_rows = [endpoint for endpoint in kinds if endpoint.name in HELD_ROWS] + [healthz]
+    with servers.gunicorn(
+        uri, db.name, one_worker, ("/healthz", ""), VAR / "gunicorn-feeds.log", env=env
+    ) as base:
+        # First, while the worker has created no thread for a feed yet: what one costs.
+        before = feeds.worker_memory(base)
+        with feeds.held(base, feeds.SLOTS):
+            time.sleep(1)
+            during = feeds.worker_memory(base)
+        memory = {"worker_rss_mb": round(before / 2**20, 1),
+                  "per_feed_kb": round((during - before) / feeds.SLOTS / 1024, 1)}  # fmt: skip
+        print(f"{'feed, memory':26s} worker {memory['worker_rss_mb']} MB, "
+              f"{memory['per_feed_kb']} kB more per feed held", flush=True)  # fmt: skip
+        delivered = []
+        for clients in feeds.CLIENTS:
+            row = feeds.events(base, db, clients, seconds)
+            delivered.append(row)
+            print(
+                f"{'feed, ' + str(clients) + ' clients':26s} {row['events_per_s']:8.1f} events/s "
+                f"({row['events_per_s_per_client']:.1f} each, {row['missed']} missed) | write "
+                f"to event p50 {row['latency_p50_ms']} p99 {row['latency_p99_ms']} ms",
+                flush=True,
+            )
+        held = []
+        for endpoint in held_rows:
+            rounds = {"none": [], "held": []}
+            for _ in range(FEED_ROUNDS):
+                rounds["none"].append(_again(base, endpoint, "no feeds", seconds, connections))
+                with feeds.held(base, feeds.SLOTS):
+                    label = f"{feeds.SLOTS} feeds held"
+                    rounds["held"].append(_again(base, endpoint, label, seconds, connections))
+                print(flush=True)
+            rates = {side: statistics.mean(map(_rate, figures)) for side, figures in rounds.items()}
+            ratio = rates["held"] / rates["none"]
+            held.append({"endpoint": endpoint.name, "rounds": rounds, "requests_per_s": rates,
+                         "ratio_held_none": ratio})  # fmt: skip
+            print(f"{endpoint.name:26s} feeds held / none {ratio:.2f}", flush=True)
+    return {"slots": feeds.SLOTS, "writes_per_s": feeds.WRITES_PER_S, "events": delivered,
+            "memory": memory, "held": held}  # fmt: skip
+
+
 def _row(rows: list, endpoint: Endpoint) -> dict:
     return next(row for row in rows if row["endpoint"] == endpoint.name)
 
@@ -489,7 +544,8 @@ def main() -> None:
         preparation = prepare(db, scale)
         kinds = [e for e in endpoints(db) if not only or e.name in only]
         base = stack.enter_context(
-            servers.gunicorn(uri, db.name, gunicorn_settings, (kinds[0].path, kinds[0].token),
+            servers.gunicorn(uri, db.name, gunicorn_settings,
+                             (kinds[0].path, kinds[0].token) if kinds else ("/healthz", ""),
                              VAR / "gunicorn.log")
         )  # fmt: skip
         rows = []
@@ -547,6 +603,11 @@ def main() -> None:
             ) as anchor:
                 for endpoint in anchored:
                     measure_eve(anchor, base, endpoint, rows, seconds, connections)
+        feed_rows = (
+            measure_feeds(uri, db, gunicorn_settings, endpoints(db), seconds, connections)
+            if not only or "feed" in only
+            else None
+        )
         measured = not only or "export" in only
         export_rows = [exports.measure(base, db, days) for days in (30, 365)] if measured else []
         for row in export_rows:
@@ -585,9 +646,12 @@ def main() -> None:
         "database_permits": app_settings["DATABASE_PERMITS"],
         "endpoints": rows,
         "exports": export_rows,
+        "feeds": feed_rows,
         "authentication": lookups,
         "serialization": measure(),
-        "median_ratio": statistics.median(row["ratio_requests_per_s"] for row in rows),
+        "median_ratio": statistics.median(row["ratio_requests_per_s"] for row in rows)
+        if rows
+        else None,
     }
     # A run of some rows (BENCH_ONLY) must not replace the whole run the docs quote.
     written = RESULTS / ("partial.json" if only else "latest.json")
