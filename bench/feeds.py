@@ -76,7 +76,7 @@ def held(base: str, count: int):
     finally:
         for client in clients:
             client.close()
-        time.sleep(1.5)  # each feed finds its client gone within a second, freeing its slot
+        time.sleep(2.5)  # each feed finds its client gone within a second, freeing its slot
 
 
 def worker_memory(base: str) -> int:
