@@ -7,7 +7,8 @@ holds up /healthz (DATABASE_PERMITS, runtime/admission.py).
 
 The master first builds the app once, as each worker will, and throws it away: a setting
 that cannot be used stops gunicorn here with one line, instead of workers failing to boot
-one after another with a traceback each.
+one after another with a traceback each. It also asks the database, once, whether it runs
+change streams, and warns if not (runtime/changes.py).
 """
 
 import os
@@ -34,11 +35,13 @@ try:
     if metrics_port and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix=_METRICS_DIR_PREFIX)
     from app import create_app
-    from runtime import logs
+    from runtime import changes, logs
     from web import metrics
 
     # Tracing starts in each worker, after the fork (runtime/tracing.py).
-    create_app({"TRACING": False}).extensions["mongo"].close()
+    checked = create_app({"TRACING": False})
+    changes.warn_if_refused(checked)
+    checked.extensions["mongo"].close()
     bind = f"{host}:{integer(os.environ, 'PORT', 5000)}"
     workers = integer(os.environ, "GUNICORN_WORKERS", 2, minimum=1)
     # A thread for each live feed a worker serves, besides those of ordinary requests

@@ -41,11 +41,17 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Protocol
 
+import pymongo
 from flask import Flask
 from prometheus_client import Counter
 from pymongo import ReadPreference
 from pymongo.database import Database
-from pymongo.errors import InvalidOperation, PyMongoError, ServerSelectionTimeoutError
+from pymongo.errors import (
+    InvalidOperation,
+    OperationFailure,
+    PyMongoError,
+    ServerSelectionTimeoutError,
+)
 
 from runtime import admission
 from runtime.database import describe, unavailable
@@ -57,6 +63,7 @@ AWAIT_SECONDS = 0.25  # how long an idle getMore waits for a change
 FRESH_SECONDS = 0.9
 RETRY_SECONDS = (0.5, 30.0)  # the first wait before reopening a stream, and the longest
 LOGGED_OFF_SECONDS = 1.0  # a period off at least this long is logged when it ends
+START_CHECK_SECONDS = 2.0  # how long the check at start waits for the database
 _DOCUMENT_CHANGES = {"insert", "update", "replace", "delete"}
 
 OFF_SECONDS = Counter(
@@ -135,11 +142,28 @@ class _OffTime:
             self._off_since = None
 
 
+# What a stream's warning says its subscribers do without it: while it can resume, and once
+# it cannot. The caches' by default; the live feeds' own stream says its own
+# (runtime/request_feeds.py).
+CACHES_WITHOUT_IT = (
+    "it resumes from its last change, and the exact caches keep their entries; every request "
+    "reads its caller, bots and summaries from the database until one runs again",
+    "the exact caches are emptied and off; every request reads its caller, bots and summaries "
+    "from the database until one runs again",
+)
+
+
 class ChangeFeed:
     def __init__(
-        self, database: Database, subscribers: Iterable[Subscriber], clock: Clock | None = None
+        self,
+        database: Database,
+        subscribers: Iterable[Subscriber],
+        clock: Clock | None = None,
+        *,
+        without_it: tuple[str, str] = CACHES_WITHOUT_IT,
     ):
         self._clock = clock or Clock()
+        self._without_it = without_it
         self._database = database.with_options(read_preference=ReadPreference.PRIMARY)
         self._subscribers = list(subscribers)
         for subscriber in self._subscribers:
@@ -150,6 +174,7 @@ class ChangeFeed:
         self._following = False
         self._resume_token = None
         self._opened = False
+        self._refused = False  # the server refused the last stream before it opened
         self._warned = False
         self._off = _OffTime(self._clock)
         self._stopping = threading.Event()
@@ -171,8 +196,10 @@ class ChangeFeed:
         return self._following
 
     def wait_live(self, seconds: float) -> bool:
+        """Whether the stream is live within `seconds`; False at once while the server
+        refuses to open one (a standalone server), whose retries would not be sooner."""
         with self._proof:
-            return self._proof.wait_for(lambda: self.live, seconds)
+            return self._proof.wait_for(lambda: self.live or self._refused, seconds) and self.live
 
     def _start(self) -> None:
         with self._start_lock:
@@ -240,6 +267,7 @@ class ChangeFeed:
             ) as stream,
         ):
             self._opened = True
+            self._refused = False
             if self._resume_token is None:
                 self._clear()
             self._following = True
@@ -313,15 +341,12 @@ class ChangeFeed:
             self._resume_token = None
             self._clear()
             self._off.reason = "unavailable" if not self._opened else "opening"
+            with self._proof:
+                self._refused = not self._opened
+                self._proof.notify_all()
         if not self._warned:
-            log.warning(
-                "No change stream (%s): %s; every request reads its caller, bots and summaries "
-                "from the database until one runs again.",
-                reason,
-                "it resumes from its last change, and the exact caches keep their entries"
-                if resumable
-                else "the exact caches are emptied and off",
-            )
+            consequence = self._without_it[0 if resumable else 1]
+            log.warning("No change stream (%s): %s.", reason, consequence)
             self._warned = True
 
 
@@ -349,3 +374,27 @@ def init_app(app: Flask) -> None:
     app.extensions["token_cache"] = tokens
     app.extensions["catalogue_cache"] = catalogue
     app.extensions["summary_cache"] = summaries
+
+
+def warn_if_refused(app: Flask) -> None:
+    """At start (gunicorn's master, gunicorn.conf.py): one warning when the database refuses
+    change streams (a standalone server), so that an operator learns at once, not from each
+    worker's first request and first feed, that the caches stay off and feeds answer 503.
+
+    The stream's client is closed again: the workers open their own after the fork. A
+    database out of reach says nothing here; each worker tells when it tries."""
+    client = app.extensions["mongo_stream"]
+    try:
+        with pymongo.timeout(START_CHECK_SECONDS):
+            client[app.config["MONGODB_DB"]].watch(max_await_time_ms=1).close()
+    except OperationFailure as error:
+        log.warning(
+            "The database runs no change streams (%s): the exact caches stay off and every "
+            "live feed answers 503. Run a replica set or a sharded cluster "
+            "(docs/deployment.md#database).",
+            describe(error),
+        )
+    except PyMongoError:
+        pass
+    finally:
+        client.close()

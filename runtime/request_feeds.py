@@ -31,6 +31,10 @@ from runtime.changes import ChangeFeed
 QUEUE_SIZE = 10_000
 # How long a new feed waits for the worker's stream to open; a standalone server never does.
 OPENING_SECONDS = 3.0
+_WITHOUT_IT = (  # what the stream's warning says (runtime.changes.ChangeFeed)
+    "it resumes from its last change, and open live feeds wait for it",
+    "open live feeds end, and new ones answer 503 until one runs again",
+)
 
 
 class FeedsFull(Exception):
@@ -103,7 +107,7 @@ class RequestFeeds:
         self._free = threading.BoundedSemaphore(slots)
         self._subscriptions: set[Subscription] = set()
         self._lock = threading.Lock()
-        self._feed = ChangeFeed(database, [self])  # sets `self.stream`
+        self._feed = ChangeFeed(database, [self], without_it=_WITHOUT_IT)  # sets `self.stream`
 
     def subscribe(self) -> Subscription:
         """A slot and a subscription, once the worker's stream follows every change; raises

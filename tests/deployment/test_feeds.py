@@ -215,12 +215,19 @@ def test_on_a_standalone_server_a_feed_is_a_503_saying_why(standalone):
         world = World(client[name])
         token = world.token(user=world.user("Ada"))
         with GunicornServer({"MONGODB_URI": standalone.uri, "MONGODB_DB": name}) as server:
+            at_start = server.log()
+            asked = time.monotonic()
             status, headers, body = server.request("GET", "/v1/requests/feed", bearer(token))
+            answered_after = time.monotonic() - asked
             listed = server.request("GET", "/v1/requests/", bearer(token))[0]
 
     assert (status, headers["Retry-After"]) == (503, "1")
     assert "standalone" in body["detail"]
+    assert answered_after < 2, "told at once, not after the seconds a stream gets to open"
     assert listed == 200
+    # Said once, by gunicorn's master, before any request: not once per worker.
+    [warning] = [line for line in at_start.splitlines() if "runs no change streams" in line]
+    assert '"level": "WARNING"' in warning and "live feed answers 503" in warning
 
 
 def test_a_removed_membership_ends_the_organizations_feed(gunicorn, scene):

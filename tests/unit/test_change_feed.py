@@ -242,3 +242,38 @@ def test_history_that_cannot_resume_empties_the_caches(feed_of):
 
     assert server.opened_after[1] is None, "a fresh stream"
     assert feed.live and cache.get("k", lambda: "read again") == "read again"
+
+
+class _Refusing(Database):
+    """A standalone server's answer to every watch."""
+
+    def watch(self, pipeline, resume_after=None, **options):
+        raise OperationFailure(
+            "The $changeStream stage is only supported on replica sets",
+            40573,
+            {"errmsg": "The $changeStream stage is only supported on replica sets"},
+        )
+
+
+def test_a_server_that_refuses_streams_is_told_at_once_in_the_subscribers_words(caplog):
+    """A new live feed asks `wait_live` before it answers: on a standalone server it gets its
+    503 at once, not after waiting out the seconds it would give a stream to open."""
+    feed = changes.ChangeFeed(
+        _Refusing(Server(Clock(), [])),
+        [ExactCache("t", ["users"], 9)],
+        without_it=("they wait", "feeds answer 503"),
+    )
+    try:
+        waited = threading.Event()
+        answers = []
+        threading.Thread(target=lambda: (answers.append(feed.wait_live(60)), waited.set())).start()
+        assert waited.wait(10), "told before the 60 s it was given"
+        assert answers == [False]
+        assert not feed.wait_live(60)
+    finally:
+        feed.stop()
+
+    assert "No change stream (The $changeStream stage is only supported on replica sets " in (
+        caplog.text
+    )
+    assert "(code 40573)): feeds answer 503." in caplog.text
