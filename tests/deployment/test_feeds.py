@@ -115,6 +115,23 @@ def test_a_revoked_token_ends_its_feed(gunicorn, scene):
         stream.close()
 
 
+def test_a_token_that_expires_ends_its_feed_with_no_write_to_tell_it(gunicorn, scene):
+    """Nothing changes in the database: the feed reads its caller every second, and the
+    expiry is checked on every read."""
+    server = gunicorn()
+    expires = dt.datetime.now(dt.UTC).replace(tzinfo=None) + dt.timedelta(seconds=2)
+    token = scene["world"].token(user=scene["ada"], expires_at=expires)
+    stream = EventStream(server.port, "/v1/requests/feed", bearer(token))
+    try:
+        assert stream.status == 200
+        assert stream.next_event(timeout=8) is None
+        ended_late_by = dt.datetime.now(dt.UTC).replace(tzinfo=None) - expires
+    finally:
+        stream.close()
+
+    assert ended_late_by < dt.timedelta(seconds=2.5)
+
+
 def test_a_foreign_or_forged_event_id_is_a_400_before_the_stream(gunicorn, scene):
     # A closed feed keeps its slot for up to a second, until it finds its client gone.
     server = gunicorn({"FEED_CONNECTIONS": "4"})
