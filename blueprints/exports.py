@@ -1,4 +1,5 @@
-"""Exports of bot requests (7.6): a user's (as 4.1) and an organization's (as 4.2)."""
+"""Exports of bot requests (docs/api.md#exports): a user's (as 4.1) and an organization's (as
+4.2)."""
 
 from access import policy
 from blueprints.bot_requests import bot_requests

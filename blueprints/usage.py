@@ -1,4 +1,4 @@
-"""Usage summaries (7.3): a user's own, and an organization's."""
+"""Usage summaries (docs/api.md#usage): a user's own, and an organization's."""
 
 from access import policy
 from repositories.usage import UsageRepository

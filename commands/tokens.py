@@ -105,7 +105,8 @@ def list_tokens():
 def revoke(token_id):
     """Revoke a token by its id (see `tokens list`).
 
-    Every worker refuses it within a second: its token cache is kept exact (contract 7.7).
+    Every worker refuses it within a second: its token cache is kept exact
+    (docs/deployment.md#the-exact-caches).
     """
     if not ObjectId.is_valid(token_id):
         raise click.BadParameter("Not a token id: expected 24 hex digits.", param_hint="TOKEN_ID")

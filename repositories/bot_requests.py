@@ -1,5 +1,5 @@
 """Bot requests: the lists of 4.1 and 4.2, the single requests of 4.3 and 4.4, and the
-batches of exports (7.6); each read without a join, its summaries put in after
+batches of exports (docs/api.md#exports); each read without a join, its summaries put in after
 (repositories/summaries.py)."""
 
 import datetime as dt
@@ -18,7 +18,7 @@ from repositories.summaries import Summaries
 
 def _projection(reads: frozenset[str]) -> dict:
     """The fields of what the view or selection `reads`, a reference as its id: a reference
-    that is not read is not summarized either (contract 7.5)."""
+    that is not read is not summarized either (docs/api.md#field-selection)."""
     return dict.fromkeys(sorted(fields_of(reads)), 1)
 
 

@@ -19,8 +19,8 @@ from repositories.reads import (
 
 
 def _projection(reads: frozenset[str], *also: str) -> dict:
-    """Only what the view or its selection shows (contract 7.5), `also` besides: another
-    writer's bot may hold much more. A summary is joined whole, after it."""
+    """Only what the view or its selection shows (docs/api.md#field-selection), `also` besides:
+    another writer's bot may hold much more. A summary is joined whole, after it."""
     return dict.fromkeys(sorted({*fields_of(reads), *also}), 1)
 
 

@@ -1,5 +1,5 @@
 """The order of a list over BSON values, and the filters that select what comes after a
-position in it: the pure algebra of keyset pages (contract 7.4), which sends no query.
+position in it: the pure algebra of keyset pages (docs/api.md#keyset-pages), which sends no query.
 
 A list's order is its sort keys with ties broken on `_id` (`sort_order`). A position is the
 sort values and `_id` of the last item a page returned. What comes after it in the order of

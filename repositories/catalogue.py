@@ -1,5 +1,5 @@
-"""The bot repository's answers (4.5 to 4.8) through the worker's catalogue cache (contract
-7.8), which a change stream keeps exact (`runtime.changes`).
+"""The bot repository's answers (4.5 to 4.8) through the worker's catalogue cache
+(docs/deployment.md#the-exact-caches), which a change stream keeps exact (`runtime.changes`).
 
 An answer is keyed by everything it was read with: the operation, the caller's `Visibility`
 (or `BotAccess`) and the query. The visibility is the set of bots the caller may see, as the

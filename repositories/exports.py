@@ -1,4 +1,4 @@
-"""An export's requests (contract 7.6), read a page at a time, each by queries of its own.
+"""An export's requests (docs/api.md#exports), read a page at a time, each by queries of its own.
 
 Each page is read when the previous one was sent, so that no database work spans the whole
 export (each page has the request's deadline, web/downloads.py) and only one page is held.

@@ -47,8 +47,8 @@ class ListQuery:
     """Which page of a list, in which order; a list's query (`BotListQuery`...) adds its filters.
 
     Offset pages by default; keyset pages when `pagination` says so or a `cursor` resumes
-    one (contract 7.4). `count` is "exact" or "none"; unsaid, offset pages count and keyset
-    pages do not.
+    one (docs/api.md#keyset-pages). `count` is "exact" or "none"; unsaid, offset pages count and
+    keyset pages do not.
     """
 
     sort: list[tuple[str, int]]
@@ -210,7 +210,7 @@ def fetch_list(
     projection: dict | None = None,
     narrow: dict | None = None,
 ) -> OffsetPage | KeysetPage:
-    """The page `query` asks for, offset or keyset (contract 7.4)."""
+    """The page `query` asks for, offset or keyset (docs/api.md#keyset-pages)."""
     if query.keyset:
         return fetch_keyset_page(
             collection, visibility, filters, sort=query.sort, limit=query.limit,

@@ -1,5 +1,5 @@
 """The summaries a bot request nests (its bot, who created it, its organization), put in after
-the requests are read rather than joined to each of them (contract 7.8).
+the requests are read rather than joined to each of them (docs/deployment.md#the-exact-caches).
 
 A page or an export batch is read without a `$lookup`; then, for each reference it shows,
 the summaries come from the worker's summary cache, which the change stream keeps exact

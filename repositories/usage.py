@@ -1,4 +1,5 @@
-"""Usage summaries (7.3): requests and credits of a period, grouped by bot, day or user.
+"""Usage summaries (docs/api.md#usage): requests and credits of a period, grouped by bot, day or
+user.
 
 One aggregation per call. Its first `$match` is the caller's field and `createdAt`, which an
 index of repositories/indexes.py holds in that order (the embedded engine plans an index for

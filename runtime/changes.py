@@ -1,5 +1,5 @@
 """One change stream per worker process, telling its caches which documents changed
-(docs/deployment.md#the-exact-caches-tokens-the-bot-catalogue-request-summaries).
+(docs/deployment.md#the-exact-caches).
 
 A cache may serve an entry only while the stream is *live*: while every change written more
 than FRESH_SECONDS ago is known to have reached the caches, so that a write reaches every

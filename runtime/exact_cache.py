@@ -1,6 +1,6 @@
 """A bounded cache of answers read from the database, kept exact by a change stream
 (`runtime.changes`): the token cache, the bot catalogue and the summaries of bot requests
-(docs/deployment.md#the-exact-caches-tokens-the-bot-catalogue-request-summaries).
+(docs/deployment.md#the-exact-caches).
 
 Each entry names the documents it was made of, a whole collection where any document of it
 may change the answer (a page of a list, which a new document can enter); a change to one of
@@ -75,7 +75,7 @@ class _NoStream:
 
 def _exact(document_id):
     """An ObjectId, or None (a reference left out, which `$lookup` matches to `_id: null`), as
-    itself; any other value as the whole collection. Contract section 1 promises ObjectIds,
+    itself; any other value as the whole collection. docs/api.md#stored-data promises ObjectIds,
     and MongoDB's equality across other types (1 and 1.0, numbers in arrays, embedded
     documents) is not Python's: a wider dependency is still exact."""
     return document_id if document_id is None or isinstance(document_id, ObjectId) else ANY

@@ -15,8 +15,8 @@ from schemas.summaries import (
 class BotSchema(DocumentSchema):
     """The public view (every item of 4.5, and 4.7 for non-admins).
 
-    Only `id` is required: `fields` may leave out any other (contract 7.5); the items of the
-    response schemas here and in schemas/bot_requests.py are documented so.
+    Only `id` is required: `fields` may leave out any other (docs/api.md#field-selection); the items
+    of the response schemas here and in schemas/bot_requests.py are documented so.
     """
 
     id = IdText(attribute="_id", required=True)
@@ -68,7 +68,8 @@ class OrganizationBotSchema(Schema):
     organization = fields.Nested(OrganizationSummarySchema, required=True)
 
     def dump(self, obj, *, many=None):
-        """A selection is of the bot's fields (contract 7.5); the organization comes whole."""
+        """A selection is of the bot's fields (docs/api.md#field-selection); the organization comes
+        whole."""
         if isinstance(obj, Selected):
             pair = super().dump(obj.value)
             return {**pair, "bot": keep(pair["bot"], obj.fields)}

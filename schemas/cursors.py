@@ -1,4 +1,4 @@
-"""Keyset cursors (contract 7.4): opaque, URL-safe, bound to their list and `sortBy`.
+"""Keyset cursors (docs/api.md#keyset-pages): opaque, URL-safe, bound to their list and `sortBy`.
 
 A cursor is the BSON of where the next page resumes (the last item's sort values and id, in
 the walk or its tail), beside the list and the order it was made for, in base64url. The list

@@ -8,7 +8,8 @@ missing-value default and the field's own `_serialize` are applied exactly as ma
 (a dotted or `dict`-attribute key, a field that reads no attribute or reads it its own
 way), goes through marshmallow unchanged.
 
-A field selection (`Selected`, contract 7.5) dumps the item, then keeps the selected names.
+A field selection (`Selected`, docs/api.md#field-selection) dumps the item, then keeps the selected
+names.
 """
 
 from marshmallow import Schema, missing

@@ -1,4 +1,4 @@
-"""Exports of requests (contract 7.6): the query string of an export.
+"""Exports of requests (docs/api.md#exports): the query string of an export.
 
 An export is the request list's filters and order over a period, without paging. Its
 `fields` names item fields in NDJSON and columns in CSV (`COLUMNS`: `bot` gives the three

@@ -110,7 +110,7 @@ class OrganizationDocument(LoadedDocument):
 
 class UserDocument(LoadedDocument):
     name = _text(required=True)
-    # Neither required nor unique (contract section 1): users may share one, or have none.
+    # Neither required nor unique (docs/api.md#stored-data): users may share one, or have none.
     email = fields.Email(allow_none=True)
     role = fields.String(validate=OneOf(["user", "admin"]), load_default="user")
     organizations = _references("organizations")

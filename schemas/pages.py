@@ -1,5 +1,6 @@
 """A list's page as it is sent: its envelope (offset or keyset), its position made into the
-cursor, and the pages its `Link` header points to (contract 7.2, 7.4).
+cursor, and the pages its `Link` header points to (docs/api.md#paging-links,
+docs/api.md#keyset-pages).
 
 `sent` is where a page the repository read becomes what the answer holds; the web layer then
 only writes the `Link` URLs (web/links.py) and dumps the body with `page_schema`'s envelope.

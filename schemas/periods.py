@@ -1,5 +1,5 @@
-"""Periods of usage (7.3) and of exports (7.6): a start and an end, checked and defaulted the
-same way for both."""
+"""Periods of usage (docs/api.md#usage) and of exports (docs/api.md#exports): a start and an end,
+checked and defaulted the same way for both."""
 
 import datetime as dt
 
@@ -12,9 +12,9 @@ MAX_PERIOD_DAYS = 366
 
 
 def period(start, end, names: tuple[str, str]) -> tuple[dt.datetime, dt.datetime]:
-    """A period of usage (7.3) or of an export (7.6), `end` exclusive: by default the
-    PERIOD_DAYS before `end`, which is now; at most MAX_PERIOD_DAYS long. `names` are the
-    parameters' own, for the 400."""
+    """A period of usage (docs/api.md#usage) or of an export (docs/api.md#exports), `end` exclusive:
+    by default the PERIOD_DAYS before `end`, which is now; at most MAX_PERIOD_DAYS long. `names` are
+    the parameters' own, for the 400."""
     end = end or timestamps.now()
     start = start or end - min(dt.timedelta(days=PERIOD_DAYS), end - dt.datetime.min)
     if not start < end:

@@ -69,7 +69,7 @@ class StrictQuerySchema(Schema):
 
 
 class BotRequestItemQuerySchema(StrictQuerySchema):
-    """4.3 and 4.4: a field selection (contract 7.5)."""
+    """4.3 and 4.4: a field selection (docs/api.md#field-selection)."""
 
     fields = FieldSelection(names(BotRequestSchema))
 
@@ -171,7 +171,8 @@ def _sort(attributes: tuple[str, ...], default: list[tuple[str, int]]):
 
 
 class RequestFiltersSchema(EmptyIsUnset):
-    """The filters and order of a request list (4.1, 4.2), which its export shares (7.6)."""
+    """The filters and order of a request list (4.1, 4.2), which its export shares
+    (docs/api.md#exports)."""
 
     name = _name()
     sort = _sort(REQUEST_SORTS, [("createdAt", -1)])

@@ -1,4 +1,5 @@
-"""Field selection (contract 7.5): the `fields` parameter, and an item dumped with only those.
+"""Field selection (docs/api.md#field-selection): the `fields` parameter, and an item dumped with
+only those.
 
 The selection is a set of an item's top-level names, `id` always among them; None (the
 parameter left out or empty) is every field. The repositories read, join and summarize only

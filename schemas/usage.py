@@ -1,5 +1,5 @@
-"""Usage summaries (7.3): the query string, a period grouped by bot, day or user, and the
-summary sent."""
+"""Usage summaries (docs/api.md#usage): the query string, a period grouped by bot, day or user, and
+the summary sent."""
 
 from marshmallow import Schema, fields, post_load, pre_dump
 from marshmallow.validate import OneOf

@@ -1,4 +1,4 @@
-"""Downloads streamed batch by batch (exports, contract 7.6).
+"""Downloads streamed batch by batch (exports, docs/api.md#exports).
 
 The first batch is read before the response starts, within the request's deadline: a
 database failure there is the usual 503. Each later batch is read when the previous one has

@@ -1,4 +1,4 @@
-"""An export's file (contract 7.6): its format, negotiated from `Accept` when its query
+"""An export's file (docs/api.md#exports): its format, negotiated from `Accept` when its query
 names none, and its text, batch by batch, as NDJSON or CSV.
 
 The rows come from the same BotRequest items as the list's, after the same field selection;

@@ -1,4 +1,5 @@
-"""`Link` headers on every page of a list (contract 7.2), as GitHub sends them (RFC 8288).
+"""`Link` headers on every page of a list (docs/api.md#paging-links), as GitHub sends them (RFC
+8288).
 
 Each link is the request's own URL with only `page` (or a keyset page's `cursor`) changed,
 so a client follows `next` without rebuilding its query. Scheme and host are the request's:

@@ -1,6 +1,6 @@
-"""The token cache and the bot catalogue cache, kept exact by a change stream (contract 7.7,
-7.8), in one process on the wire-protocol server; every worker of a gunicorn is proven in
-tests/deployment/test_revocation.py and test_catalogue_changes.py.
+"""The token cache, the bot catalogue cache and the summary cache, kept exact by a change stream
+(docs/deployment.md#the-exact-caches), in one process on the wire-protocol server; every worker
+of a gunicorn is proven in tests/deployment/test_revocation.py and test_exact_caches.py.
 
 A change must reach the cache within a second of its write. Each test first proves that the
 answer was served from the cache (no command reached the database), so that a test of
@@ -540,8 +540,9 @@ def _warm_summaries(client, scene: dict, log: CommandLog) -> None:
 
 
 def test_warm_requests_read_their_summaries_from_the_cache(client, requests_scene, log):
-    """Contract 7.8: a request's bot, user and organization come from the summary cache once
-    it holds them; the requests themselves are read every time, and joined to nothing."""
+    """docs/deployment.md#the-exact-caches: a request's bot, user and organization come from the
+    summary cache once it holds them; the requests themselves are read every time, and joined to
+    nothing."""
     _warm_summaries(client, requests_scene, log)
     for path in requests_scene["paths"].values():
         client.get(path, headers=bearer(requests_scene["token"]))

@@ -1,4 +1,4 @@
-"""Exports of requests (contract 7.6) through the API, on both backends.
+"""Exports of requests (docs/api.md#exports) through the API, on both backends.
 
 Streaming through gunicorn (memory, first bytes, a failure mid-stream) is tested in
 tests/deployment/test_exports.py.

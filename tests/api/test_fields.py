@@ -1,4 +1,4 @@
-"""Field selection (contract 7.5) through the API, on both backends.
+"""Field selection (docs/api.md#field-selection) through the API, on both backends.
 
 What the database is asked for a selection (no join of a reference left out) is counted on
 the wire in tests/integration/test_round_trips.py.

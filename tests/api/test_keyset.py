@@ -1,4 +1,4 @@
-"""Keyset pages and count modes through the API (contract 7.4), on both backends."""
+"""Keyset pages and count modes through the API (docs/api.md#keyset-pages), on both backends."""
 
 import base64
 import random

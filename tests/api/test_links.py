@@ -1,4 +1,5 @@
-"""`Link` headers on every list (contract 7.2): first, prev, next and last, as GitHub sends them."""
+"""`Link` headers on every list (docs/api.md#paging-links): first, prev, next and last, as GitHub
+sends them."""
 
 from urllib.parse import parse_qsl, urlsplit
 
@@ -152,7 +153,8 @@ def test_the_openapi_document_declares_link_on_every_list(offline_app):
     document = offline_app.test_client().get("/v1/openapi.json").get_json()
     for path, operations in document["paths"].items():
         success = operations["get"]["responses"]["200"]
-        if "application/json" not in success["content"]:  # an export (7.6): a file, no page
+        # An export (docs/api.md#exports): a file, no page.
+        if "application/json" not in success["content"]:
             assert "Link" not in success["headers"], path
             continue
         schema = success["content"]["application/json"]["schema"]

@@ -91,7 +91,7 @@ def test_every_operation_has_a_summary_a_schema_and_the_shared_responses(documen
 
 
 def test_an_export_is_a_streamed_file_without_etag(document):
-    """Contract 7.6: NDJSON or CSV, as an attachment; a streamed body has no ETag, so no 304."""
+    """docs/api.md#exports: NDJSON or CSV, as an attachment; a streamed body has no ETag: no 304."""
     for path in DOWNLOADS:
         operation = document["paths"][path]["get"]
         ok = operation["responses"]["200"]
@@ -107,7 +107,7 @@ def test_an_export_is_a_streamed_file_without_etag(document):
 
 
 def test_a_feed_is_an_event_stream_without_etag(document):
-    """Contract 7.9: `text/event-stream`, not a file; resumed by `lastEventId` (or the
+    """docs/api.md#live-feed: `text/event-stream`, not a file; resumed by `lastEventId` (or the
     `Last-Event-ID` header, which an `EventSource` sends), 410 when its history is gone."""
     for path in FEEDS:
         operation = document["paths"][path]["get"]
@@ -311,7 +311,7 @@ def test_one_bot_is_either_the_detailed_or_the_public_view(document):
     schema = document["paths"]["/v1/bots/{slug}/"]["get"]["responses"]["200"]["content"][
         "application/json"
     ]["schema"]
-    # Either may match a selection of public fields (contract 7.5): anyOf, not oneOf.
+    # Either may match a selection of public fields (docs/api.md#field-selection): anyOf, not oneOf.
     assert schema == {
         "anyOf": [
             {"$ref": "#/components/schemas/BotDetail"},
@@ -324,14 +324,15 @@ def test_one_bot_is_either_the_detailed_or_the_public_view(document):
 
 
 def test_every_endpoint_documents_its_field_selection(document):
-    """Contract 7.5: `fields` on the eight endpoints, its names those of the item's widest
-    view; an item requires only its `id`, which every selection holds."""
+    """docs/api.md#field-selection: `fields` on the eight endpoints, its names those of the item's
+    widest view; an item requires only its `id`, which every selection holds."""
     operations = [
         item["get"]
         for path, item in document["paths"].items()
         if path.startswith("/v1/") and "usage" not in path
     ]
-    assert len(operations) == 12  # and the two exports (7.6) and the two feeds (7.9)
+    # And the two exports (docs/api.md#exports) and the two feeds (docs/api.md#live-feed).
+    assert len(operations) == 12
     for operation in operations:
         [fields] = [p for p in operation["parameters"] if p.get("name") == "fields"]
         assert fields["in"] == "query" and "`id` always" in fields["description"]

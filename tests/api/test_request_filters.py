@@ -1,7 +1,8 @@
-"""Request filters (contract 7.1): `bot`, `createdFrom`/`createdTo` and, on 4.2, `createdBy`.
+"""Request filters (docs/api.md#filters): `bot`, `createdFrom`/`createdTo` and, on 4.2, `createdBy`.
 
 Expected pages are computed here from the stored documents, independently of the queries:
-visibility as section 2 states it, each filter as 7.1 states it, the order of section 4.
+visibility as docs/api.md#who-sees-what states it, each filter as docs/api.md#filters states
+it, the order of docs/api.md#sorting.
 """
 
 import datetime as dt
@@ -80,7 +81,7 @@ def scene(world):
 
 
 def _visible(scene, caller: str, organization: ObjectId | None) -> list[dict]:
-    """Section 2, as a filter over the stored requests."""
+    """docs/api.md#who-sees-what, as a filter over the stored requests."""
     requests = list(scene["db"].botrequests.find())
     if organization is not None:
         return [r for r in requests if r["organization"] == organization]
@@ -90,7 +91,8 @@ def _visible(scene, caller: str, organization: ObjectId | None) -> list[dict]:
 
 
 def _expected(scene, caller, organization, query: dict) -> list[str]:
-    """7.1 and section 4 over the visible requests: the ids of the whole result, in order."""
+    """docs/api.md#filters and #sorting over the visible requests: the ids of the whole result,
+    in order."""
     requests = _visible(scene, caller, organization)
     bots = {doc["_id"]: doc for doc in scene["db"].bots.find()}
     if "bot" in query:

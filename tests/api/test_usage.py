@@ -1,4 +1,4 @@
-"""Usage summaries (contract 7.3), on both backends.
+"""Usage summaries (docs/api.md#usage), on both backends.
 
 Expected sums are computed here in plain Python over the documents the scene stored, as 7.3
 states the rules: a request's own numeric `creditCost`, else its bot's, else 0.

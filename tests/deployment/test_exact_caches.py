@@ -1,7 +1,7 @@
-"""The exact caches where processes and servers come and go (contract 7.7, 7.8): the bot
-catalogue in every worker of a gunicorn, a worker replaced, a worker stopping, a stream
-broken and resumed, a database restarted, a standalone server with no streams at all, and a
-database kept busy by uncached load.
+"""The exact caches where processes and servers come and go (docs/deployment.md#the-exact-caches):
+the bot catalogue in every worker of a gunicorn, a worker replaced, a worker stopping, a stream
+broken and resumed, a database restarted, a standalone server with no streams at all, and a database
+kept busy by uncached load.
 """
 
 import datetime as dt
@@ -125,8 +125,8 @@ def _texts(connections: list, path: str, token: str) -> list[str]:
 def test_a_summary_change_reaches_every_workers_requests_and_exports_within_a_second(
     server, open_connections, module_database, stored, change
 ):
-    """Contract 7.8: a request's summaries come from each worker's summary cache, and a
-    rename or deletion reaches every worker's lists, single requests and exports in a
+    """docs/deployment.md#the-exact-caches: a request's summaries come from each worker's summary
+    cache, and a rename or deletion reaches every worker's lists, single requests and exports in a
     second."""
     tag = uuid.uuid4().hex[:8]
     acme = stored.organization(f"Acme {tag}")

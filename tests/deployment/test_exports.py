@@ -1,4 +1,4 @@
-"""Exports streamed through a real gunicorn, on a wire server of their own (contract 7.6;
+"""Exports streamed through a real gunicorn, on a wire server of their own (docs/api.md#exports;
 tests/deployment/conftest.py).
 
 An export of REQUESTS requests starts within a second, and its worker's resident memory does

@@ -1,5 +1,5 @@
 """A revocation, a demotion, a removed membership or a deleted user reaches every worker
-within a second, with the token cache on (the default, contract 7.7).
+within a second, with the token cache on (the default, docs/deployment.md#the-exact-caches).
 
 Through a real gunicorn with two workers: the test client is one process and proves nothing
 about the others. Each scenario first has every worker answer the token from its cache (the

@@ -318,8 +318,8 @@ SELECTIONS = {
 
 @pytest.mark.parametrize("template", SELECTIONS)
 def test_the_pipeline_reads_only_the_selection_or_the_view(monitored, log, template):
-    """Contract 7.5: the pipeline projects only what is selected, and joins no reference
-    that is not selected; with no selection, a bot list reads only what its view shows."""
+    """docs/api.md#field-selection: the pipeline projects only what is selected, and joins no
+    reference that is not selected; with no selection, a bot list reads only what its view shows."""
     db, test_client = monitored
     scene = _scene(db)
     url = template.format(**scene)

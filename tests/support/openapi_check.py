@@ -27,16 +27,16 @@ from web.event_streams import MEDIA_TYPE as EVENT_STREAM
 # What HTTP itself puts on a response, which OpenAPI leaves out of a response's headers.
 _TRANSPORT_HEADERS = {"content-type", "content-length", "date"}
 _SLASHES = re.compile("//+")
-# The downloads' text formats (7.6): openapi-core would read them as bytes, and takes an empty
-# one (an export of nothing) for a missing body.
+# The downloads' text formats (docs/api.md#exports): openapi-core would read them as bytes, and
+# takes an empty one (an export of nothing) for a missing body.
 _TEXT_DOWNLOADS = ("text/csv", "application/x-ndjson")
 _PARAMETER = re.compile(r"\\\{[^/]+?\\\}")
 
 
 class DocumentedPath(WerkzeugOpenAPIRequest):
     """The request as the document spells its path: the service also answers the path
-    without its trailing slash and with doubled slashes (contract, section 5). The probes
-    and the exports (7.6) are spelled without one."""
+    without its trailing slash and with doubled slashes (docs/api.md#paths-and-methods). The probes
+    and the exports (docs/api.md#exports) are spelled without one."""
 
     @property
     def path(self) -> str:

@@ -240,7 +240,8 @@ MODELS = [
     "BotPage",
     "BotDetail",
     # The public view parses as a BotDetail whose admin fields are unset: as `fields` may
-    # leave out any field but `id` (contract 7.5), the two differ in no required field.
+    # leave out any field but `id` (docs/api.md#field-selection), the two differ in no required
+    # field.
     "BotDetail",
     "OrganizationBotListItemPage",
     "OrganizationBot",

@@ -1,0 +1,28 @@
+"""Every rule the code, the tests and the docs cite is a place in this repository
+(`docs/api.md#keyset-pages`), never a numbered section of a document a maintainer cannot open
+(docs/decisions.md says how the service reads that document)."""
+
+import re
+import subprocess
+
+from tests.support import ROOT
+
+# The word contract, a section sign or the word section, then a number: an outside document's.
+OUTSIDE = re.compile(r"[Cc]ontract,? (?:section |§ ?)?\d|§ ?\d|\b[Ss]ection \d")
+
+
+def _tracked(*patterns: str) -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", *patterns], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return listed.stdout.split()
+
+
+def test_no_line_cites_a_numbered_section_of_an_outside_document():
+    cited = [
+        f"{path}:{number}: {line.strip()}"
+        for path in _tracked("*.py", "*.md", "Makefile", "*.toml", "*.cfg", "*.yaml")
+        for number, line in enumerate((ROOT / path).read_text().splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
+    assert cited == []
