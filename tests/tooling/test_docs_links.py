@@ -1,5 +1,6 @@
-"""Every link between the README and docs/ leads somewhere: to a file that exists and, after a
-`#`, to one of its headings, as GitHub makes their anchors. Moving a section moves its links."""
+"""Every link between the README and docs/ (its folders too) leads somewhere: to a file that exists
+and, after a `#`, to one of its headings, as GitHub makes their anchors. Moving a section moves its
+links."""
 
 import re
 from pathlib import Path
@@ -7,20 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
+from tests.support.doc_anchors import FENCE, anchors
 
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
-FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
-
-
-def _anchors(path: Path) -> set[str]:
-    """GitHub's: lowercase, punctuation other than `-` and `_` dropped, spaces as `-`."""
-    text = FENCE.sub("", path.read_text())
-    return {
-        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-        for heading in HEADING.findall(text)
-    }
 
 
 def _links(path: Path) -> list[str]:
@@ -31,7 +22,7 @@ def _links(path: Path) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: path.name)
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
 def test_every_relative_link_leads_to_a_file_and_heading(document):
     broken = []
     for target in _links(document):
@@ -39,6 +30,6 @@ def test_every_relative_link_leads_to_a_file_and_heading(document):
         linked = (document.parent / file).resolve() if file else document
         if not linked.exists():
             broken.append(target)
-        elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
             broken.append(target)
     assert broken == []
