@@ -219,7 +219,7 @@ class _Feed:
             return True
 
     def _same_caller(self) -> bool:
-        with admission.permitted(), pymongo.timeout(self._seconds):
+        with admission.permitted(self._seconds), pymongo.timeout(self._seconds):
             caller = caller_now()
         if caller is None:
             return False
@@ -227,7 +227,7 @@ class _Feed:
 
     def _announce(self, changes: list[Change]) -> Iterator[str]:
         ids = list({change.request_id: None for change in changes if change.kind != "delete"})
-        with admission.permitted(), pymongo.timeout(self._seconds):
+        with admission.permitted(self._seconds), pymongo.timeout(self._seconds):
             visible = bot_requests().visible(
                 self._visibility, ids, bot=self._query.bot, created_by=self._query.created_by,
                 reads=self._query.reads,

@@ -58,11 +58,18 @@ class Permits:
         self._stuck = False
         self._free.release()
 
+    def wait(self, seconds: float) -> bool:
+        """Taken within `seconds`, however long the others wait: for callers on threads of
+        their own, whose waiting holds up nobody (a live feed)."""
+        return self._free.acquire(timeout=seconds)
+
 
 def init_app(app: Flask) -> None:
-    """DATABASE_PERMITS 0 turns admission control off."""
+    """DATABASE_PERMITS 0 turns admission control off. The live feeds have as many permits
+    again, of their own (`permitted`)."""
     count = app.config["DATABASE_PERMITS"]
     app.extensions["database_permits"] = Permits(count) if count else None
+    app.extensions["feed_permits"] = Permits(count) if count else None
     app.teardown_appcontext(_give_back)
 
 
@@ -90,10 +97,23 @@ def release() -> None:
 
 
 @contextmanager
-def permitted():
-    """A stretch of a feed's database work, under a permit of its own (raises DatabaseBusy)."""
-    admit()
+def permitted(seconds: float):
+    """A stretch of a live feed's database work, under one of the feeds' own permits, waited
+    for up to `seconds` (raises DatabaseBusy after).
+
+    Feeds run on threads of their own (gunicorn.conf.py), so a feed that waits holds up no
+    ordinary request; and were they to share the requests' permits, a worker's feeds, each
+    reading a batch of changes at once, would take them from the requests, or be refused
+    by the patience meant for requests and end under a healthy load. Within the stretch the
+    request counts as holding a permit, so that its reads (a token the cache lacks) take no
+    other."""
+    permits = current_app.extensions["feed_permits"]
+    if permits is not None and not permits.wait(seconds):
+        raise DatabaseBusy(permits.count)
+    g.database_permit = permits is not None
     try:
         yield
     finally:
-        release()
+        g.pop("database_permit", None)
+        if permits is not None:
+            permits.give_back()

@@ -4,6 +4,7 @@ import threading
 from types import SimpleNamespace
 
 import pytest
+from flask import Flask, g
 
 from runtime import admission
 from runtime.admission import PATIENCE, Permits
@@ -68,3 +69,28 @@ def test_a_permit_given_back_twice_is_a_bug_not_an_extra_permit():
 
     with pytest.raises(ValueError):
         permits.give_back()
+
+
+def test_a_feed_reads_under_permits_of_its_own_and_waits_for_them(semaphores):
+    """Every request permit held (a busy worker) and one stuck wait: a feed still reads, and
+    its reads take no request permit. With every feed permit held, it waits its `seconds`,
+    and only then is refused."""
+    app = Flask(__name__)
+    app.config["DATABASE_PERMITS"] = 1
+    admission.init_app(app)
+    requests, feeds = app.extensions["database_permits"], app.extensions["feed_permits"]
+    requests.take()
+    assert not requests.take()  # stuck: a request would now be refused at once
+
+    with app.app_context():
+        with admission.permitted(5.0):
+            admission.admit()  # a read inside, a token the cache lacks, say
+            assert g.database_permit
+        assert not g.get("database_permit")
+        feeds.take()
+        with pytest.raises(admission.DatabaseBusy), admission.permitted(5.0):
+            pass
+
+    [_, feed_semaphore] = semaphores
+    assert feed_semaphore.waits[-1] == 5.0
+    assert not requests.take(), "the feed took no request permit, and gave none back"
