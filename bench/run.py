@@ -508,6 +508,7 @@ def machine() -> dict:
     )  # fmt: skip
     memory_kb = int(Path("/proc/meminfo").read_text().split()[1])
     return {
+        "date": dt.date.today().isoformat(),
         "cpu": cpu,
         "cores": os.cpu_count(),
         "memory_gib": round(memory_kb / 2**20, 1),
