@@ -7,7 +7,7 @@ the summaries come from the worker's summary cache, which the change stream keep
 referenced collection. Without a live stream every summary is read that way, every time. So
 a request costs its own read plus at most one small query per referenced collection,
 whatever its size, and nothing of `bots`, `users` or `organizations` is joined on the shard
-that holds them (docs/scaling.md).
+that holds them (docs/decisions/2026-11-24-sharding-on-paper.md).
 
 A reference is matched by MongoDB's equality, as `$lookup` matches it: a number equals the
 same number of any type, a document the same fields in the same order with equal values.
