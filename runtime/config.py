@@ -172,7 +172,8 @@ def _tracing(environ: Mapping[str, str]) -> bool:
 
 
 def settings_from_env(environ: Mapping[str, str]) -> dict:
-    """Typed settings with their defaults; README's configuration table lists each one.
+    """Typed settings with their defaults; docs/configuration.md lists each one (a test holds the
+    two to each other).
 
     `MONGODB_URI` and the JWT keys are checked where they are used (`runtime.database`,
     `access.jwt_tokens`), by the libraries that read them, still while the app is created.
