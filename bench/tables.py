@@ -98,7 +98,7 @@ def caches() -> str:
             _rate(eve["requests_per_s"]) if eve else "", _ratio(row.get("ratio_eve")),
             _ratio(row.get("ratio_eve_caches_off")),
         ])  # fmt: skip
-    header = ["row", "caches on req/s", "caches off req/s", "on / off", "Eve req/s", "on / Eve",
+    header = ["row", "on req/s", "off req/s", "on / off", "Eve req/s", "on / Eve",
               "off / Eve"]  # fmt: skip
     return _table(header, rows)
 
@@ -159,6 +159,10 @@ def scale() -> str:
     return _table(["bot requests", *names], rows) + _measured(_results("scale.json"))
 
 
+# The sweep's cases, as a column can say them.
+_SHORT = {"bot by slug beside a slow list": "by slug + slow list", "bot by slug": "by slug"}
+
+
 def gunicorn() -> str:
     measured = _results("gunicorn.json")
     sweep = measured["rows"]
@@ -175,7 +179,7 @@ def gunicorn() -> str:
                  f"{cells[key]['p99_ms']:.0f}" for key in cases)]
         for name, cells in by_settings.items()
     ]  # fmt: skip
-    header = ["settings", *(f"{case}, {n} conn." for case, n in cases)]
+    header = ["settings", *(f"{_SHORT.get(case, case)}, {n} conn." for case, n in cases)]
     return _table(header, rows) + _measured(measured)
 
 
