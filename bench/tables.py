@@ -31,8 +31,8 @@ def _rate(value: float) -> str:
     return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
 
 
-def _ms(value: float) -> str:
-    return f"{value:,.1f}"
+def _ms(value: float | None) -> str:
+    return "" if value is None else f"{value:,.1f}"
 
 
 def _ratio(value: float | None) -> str:

@@ -14,7 +14,6 @@ database's own history, on a stream of its own, until it has caught up with the 
 stream, whose changes it keeps meanwhile; a change both bring is sent once.
 """
 
-import select
 import socket
 import time
 from collections.abc import Iterator
@@ -114,9 +113,13 @@ def _feed(query: FeedQuery, visibility_of):
     except BaseException:
         subscription.close()
         raise
-    feed = _Feed(query, visibility, visibility_of, scope, subscription)
+    feed = _Feed(query, visibility, visibility_of, scope, subscription, missed)
     feed.client = request.environ.get("gunicorn.socket")
-    return streamed_events(feed.events(first, missed))
+    response = streamed_events(feed.events(first))
+    # Whether or not its events ever start: a HEAD's body, or a client gone before the first
+    # write, is closed without them, and the slot must come back all the same.
+    response.call_on_close(feed.close)
+    return response
 
 
 def _missed_since(token: dict) -> Iterator[Change | None]:
@@ -148,8 +151,9 @@ class _Feed:
     """One open feed: what it announced, and the events it sends."""
 
     def __init__(self, query: FeedQuery, visibility, visibility_of, scope: str,
-                 subscription: Subscription):  # fmt: skip
+                 subscription: Subscription, missed: Iterator | None):  # fmt: skip
         self._query = query
+        self._missed = missed
         self._visibility = visibility
         self._visibility_of = visibility_of
         self._scope = scope
@@ -159,16 +163,19 @@ class _Feed:
         self._seconds = current_app.config["MONGODB_TIMEOUT_MS"] / 1000
         self.client: socket.socket | None = None  # the connection, where the server gives it
 
-    def events(self, first: Change | None, missed: Iterator | None) -> Iterator[str]:
-        admission.release()  # the permit of the request's own reads; a feed waits between
+    def events(self, first: Change | None) -> Iterator[str]:
         try:
-            yield from self._follow(first, missed)
+            yield from self._follow(first, self._missed)
         except (PyMongoError, DatabaseBusy, DomainError):
             return  # the client reconnects, and is answered as a new request
         finally:
-            if missed is not None:
-                missed.close()
-            self._subscription.close()
+            self.close()
+
+    def close(self) -> None:
+        """The slot and the history's stream given back; once is enough, twice is harmless."""
+        if self._missed is not None:
+            self._missed.close()
+        self._subscription.close()
 
     def _follow(self, first, missed) -> Iterator[str]:
         replayed = set()  # tokens of changes sent from the history, to send none twice
@@ -204,15 +211,16 @@ class _Feed:
                 quiet_since = now
 
     def _client_left(self) -> bool:
-        """Whether the client closed the connection: read without waiting, a closed one is
-        at its end. So a client that leaves frees its slot within a second, not at the
+        """Whether the client closed the connection: peeked at without waiting, a closed one
+        is at its end. So a client that leaves frees its slot within a second, not at the
         feed's next write. gunicorn gives the app its socket (`gunicorn.socket`); under
         another server, or over TLS, the next write tells."""
         if self.client is None:
             return False
         try:
-            readable, _, _ = select.select([self.client], [], [], 0)
-            return bool(readable) and self.client.recv(1, socket.MSG_PEEK) == b""
+            return self.client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:  # nothing to read: still there
+            return False
         except ValueError:  # a TLS socket, which cannot peek
             return False
         except OSError:  # reset by the peer

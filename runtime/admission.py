@@ -90,12 +90,6 @@ def _give_back(_error: BaseException | None) -> None:
         current_app.extensions["database_permits"].give_back()
 
 
-def release() -> None:
-    """The request's permit given back before its end: a live feed's, which waits for changes
-    between its reads (`permitted`)."""
-    _give_back(None)
-
-
 @contextmanager
 def permitted(seconds: float):
     """A stretch of a live feed's database work, under one of the feeds' own permits, waited

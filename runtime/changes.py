@@ -174,7 +174,10 @@ class ChangeFeed:
         self._following = False
         self._resume_token = None
         self._opened = False
-        self._refused = False  # the server refused the last stream before it opened
+        # The server refused every stream this process asked for (a standalone server): a
+        # stream that ran once and cannot resume is opened again, and waited for.
+        self._refused = False
+        self._ever_opened = False
         self._warned = False
         self._off = _OffTime(self._clock)
         self._stopping = threading.Event()
@@ -196,8 +199,8 @@ class ChangeFeed:
         return self._following
 
     def wait_live(self, seconds: float) -> bool:
-        """Whether the stream is live within `seconds`; False at once while the server
-        refuses to open one (a standalone server), whose retries would not be sooner."""
+        """Whether the stream is live within `seconds`; False at once while the server has
+        refused every stream this process asked for (a standalone server)."""
         with self._proof:
             return self._proof.wait_for(lambda: self.live or self._refused, seconds) and self.live
 
@@ -207,6 +210,7 @@ class ChangeFeed:
                 return
             self._fresh_until = 0.0
             self._following = False
+            self._refused = self._ever_opened = False
             self._off = _OffTime(self._clock)
             self._thread = threading.Thread(target=self._run, name="change-feed", daemon=True)
             self._thread.start()
@@ -267,6 +271,7 @@ class ChangeFeed:
             ) as stream,
         ):
             self._opened = True
+            self._ever_opened = True
             self._refused = False
             if self._resume_token is None:
                 self._clear()
@@ -342,7 +347,7 @@ class ChangeFeed:
             self._clear()
             self._off.reason = "unavailable" if not self._opened else "opening"
             with self._proof:
-                self._refused = not self._opened
+                self._refused = not self._ever_opened
                 self._proof.notify_all()
         if not self._warned:
             consequence = self._without_it[0 if resumable else 1]
@@ -388,6 +393,8 @@ def warn_if_refused(app: Flask) -> None:
         with pymongo.timeout(START_CHECK_SECONDS):
             client[app.config["MONGODB_DB"]].watch(max_await_time_ms=1).close()
     except OperationFailure as error:
+        if unavailable(error):  # out of time or refusing the login: each worker tells
+            return
         log.warning(
             "The database runs no change streams (%s): the exact caches stay off and every "
             "live feed answers 503. Run a replica set or a sharded cluster "

@@ -102,9 +102,32 @@ TEST_SETTINGS = {
 }
 
 
+def _stop_streams(app: Flask) -> None:
+    """The change streams an app may have started (the caches', the live feeds'), stopped
+    before its database goes: a stream left running logs its lost client."""
+    app.extensions["changes"].stop()
+    app.extensions["request_feeds"].stream.stop()
+
+
 @pytest.fixture
 def app(db):
-    return create_app({**TEST_SETTINGS, "MONGODB_DB": db.name}, mongo_client=db.client)
+    app = create_app({**TEST_SETTINGS, "MONGODB_DB": db.name}, mongo_client=db.client)
+    yield app
+    _stop_streams(app)
+
+
+@pytest.fixture
+def make_app():
+    """Apps of a test's own settings, their change streams stopped at teardown."""
+    apps = []
+
+    def make(settings: dict, mongo_client) -> Flask:
+        apps.append(create_app(settings, mongo_client=mongo_client))
+        return apps[-1]
+
+    yield make
+    for made in apps:
+        _stop_streams(made)
 
 
 @pytest.fixture
@@ -122,7 +145,7 @@ def cached_app(wire_db):
 
     yield make
     for app in apps:
-        app.extensions["changes"].stop()
+        _stop_streams(app)
 
 
 def wait_until(condition, what: str, seconds: float = 10.0):

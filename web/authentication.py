@@ -13,9 +13,10 @@ token's `expiresAt`, a JWT's `exp`).
 
 A browser's `EventSource` cannot send a header, so the live feeds also take the token as the
 `access_token` query parameter, as RFC 6750 allows where no header can be sent
-(docs/api.md#live-feed). Only those endpoints do (`Blueprint.token_in_query`): elsewhere the
-parameter is unknown, a 400. No query value is logged or traced (web/request_log.py,
-runtime/tracing.py), and both ways at once are a 400 rather than a guess which one counts.
+(docs/api.md#live-feed). Only those endpoints do (`Blueprint.token_in_query`): elsewhere it
+authenticates nothing (a 401, or with a header an unknown parameter, a 400). No query value is
+logged or traced (web/request_log.py, runtime/tracing.py), and a Bearer header with it is a
+400 rather than a guess which one counts.
 """
 
 from collections.abc import Callable
@@ -46,7 +47,7 @@ class _BearerAuth(HTTPTokenAuth):
         view = current_app.view_functions.get(request.endpoint)
         if QUERY_TOKEN not in request.args or not getattr(view, "token_in_query", False):
             return from_header
-        if "Authorization" in request.headers:
+        if from_header is not None:  # a Bearer header; another scheme is a proxy's, say
             raise InvalidParameter(
                 QUERY_TOKEN, "Send the token in the Authorization header or here, not both."
             )

@@ -52,3 +52,15 @@ def test_no_other_endpoint_takes_a_token_in_the_query(client, world):
     assert_error(unauthenticated, 401)
     assert_bad_parameters(unknown, "access_token")
     assert unknown.get_json()["details"] == {"access_token": ["Unknown parameter."]}
+
+
+def test_another_schemes_header_beside_the_query_token_is_not_a_conflict(client, db, world):
+    """A browser behind a proxy's basic authentication sends its `Authorization: Basic`
+    with every request, an EventSource's too."""
+    token = world.token(user=world.user("Ada"))
+    basic = {"Authorization": "Basic dXNlcjpwYXNz"}
+
+    response = client.get(f"/v1/requests/feed?access_token={token}", headers=basic, buffered=False)
+    response.close()
+
+    assert response.status_code == _opened(db)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from bson import ObjectId
 from prometheus_client import REGISTRY
 
-from app import create_app
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World, bearer
 
@@ -278,7 +277,7 @@ def problems(client, built: Built) -> list[str]:
     return check.problems
 
 
-def test_every_feed_sends_exactly_what_its_caller_may_see(wire_db):
+def test_every_feed_sends_exactly_what_its_caller_may_see(wire_db, make_app):
     """The live feeds (docs/api.md#live-feed), on the wire server, which runs change streams:
     every caller's feed and every organization's is opened first (or refused, as its list
     is), then the matrix's requests are written, then one closing request per user and per
@@ -286,9 +285,8 @@ def test_every_feed_sends_exactly_what_its_caller_may_see(wire_db):
     the caller may see of everything written until then, in the order written."""
     world = World(wire_db)
     built = build_callers(world)
-    app = create_app(
-        {**TEST_SETTINGS, "MONGODB_DB": wire_db.name, "FEED_CONNECTIONS": 64},
-        mongo_client=wire_db.client,
+    app = make_app(
+        {**TEST_SETTINGS, "MONGODB_DB": wire_db.name, "FEED_CONNECTIONS": 64}, wire_db.client
     )
     rows = [*REQUESTS, *((user, None, "pub-none") for user in USERS),
             *((None, org, "pub-none") for org in ORGS)]  # fmt: skip
@@ -346,9 +344,9 @@ def _closing(who: Who, scope: str) -> int:
 
 class _FeedReader(threading.Thread):
     """One feed, opened and read in a thread of its own, as gunicorn serves it: a stream
-    holds its request's context for as long as it runs. Its first part, read at once, gives
-    back the request's database permit, as gunicorn's first write does; then, once every
-    request is written, the ids its events bring, up to its `closing` request."""
+    holds its request's context for as long as it runs. Its first part is read at once (the
+    feed answered and follows the stream); then, once every request is written, the ids its
+    events bring, up to its `closing` request."""
 
     def __init__(self, app, path: str, token: str, written: list, all_written: threading.Event):
         super().__init__(daemon=True)

@@ -8,7 +8,6 @@ descriptor 3 and writes to 4. No websocket or driver package is needed.
 """
 
 import contextlib
-import fcntl
 import itertools
 import json
 import os
@@ -31,16 +30,11 @@ class Page:
         self._profile = tempfile.TemporaryDirectory()
         commands_in, self._commands = os.pipe()
         self._answers, answers_out = os.pipe()
-        # Above 4, so that placing them at 3 and 4 in the child overwrites neither.
-        commands_in = fcntl.fcntl(commands_in, fcntl.F_DUPFD, 10)
-        answers_out = fcntl.fcntl(answers_out, fcntl.F_DUPFD, 10)
-
-        def at_3_and_4():
-            os.dup2(commands_in, 3)
-            os.dup2(answers_out, 4)
-
+        # bash puts the pipe's ends at 3 and 4 and becomes Chromium: no code runs in the
+        # forked child, which a process with threads (pymongo's, pytest's) must not do.
         self._process = subprocess.Popen(
             [
+                "bash", "-c", f'exec "$0" "$@" 3<&{commands_in} 4>&{answers_out}',
                 chromium(),
                 "--headless",
                 "--no-sandbox",
@@ -53,22 +47,25 @@ class Page:
                 f"--user-data-dir={self._profile.name}",
                 url,
             ],
-            pass_fds=(3, 4, commands_in, answers_out),
-            preexec_fn=at_3_and_4,
+            pass_fds=(commands_in, answers_out),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-        )
+        )  # fmt: skip
         os.close(commands_in)
-        os.close(answers_out)
+        os.close(answers_out)  # Chromium's alone: its exit ends the reader below
         self._ids = itertools.count(1)
         self._replies: dict[int, queue.Queue] = {}
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         self._session = None
-        self._session = self._page_session(url)
-        # The target exists before its first navigation: a script run then would be lost.
-        self.wait_for(f"location.href.startsWith({json.dumps(url)}) && "
-                      "document.readyState === 'complete'")  # fmt: skip
+        try:
+            self._session = self._page_session(url)
+            # The target exists before its first navigation: a script run then would be lost.
+            self.wait_for(f"location.href.startsWith({json.dumps(url)}) && "
+                          "document.readyState === 'complete'")  # fmt: skip
+        except BaseException:
+            self.close()
+            raise
 
     def _read(self) -> None:
         buffer = b""
@@ -133,6 +130,7 @@ class Page:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+        self._reader.join(5)  # the answers' pipe ends with Chromium
         self._profile.cleanup()
 
     def __enter__(self) -> "Page":

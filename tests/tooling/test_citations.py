@@ -29,7 +29,7 @@ def test_no_line_cites_a_numbered_section_of_an_outside_document():
     assert cited == []
 
 
-# A place in the docs as code cites it: docs/api.md#keyset-pages, or #sorting after one.
+# A place in the docs as code cites it: docs/api.md#keyset-pages.
 PLACE = re.compile(r"\b(docs/[\w/.-]+\.md)((?:#[\w-]+)?)")
 
 

@@ -6,6 +6,7 @@ tests/deployment prove the stream itself on a real server."""
 import itertools
 import logging
 import threading
+from types import SimpleNamespace
 
 import pytest
 from bson import ObjectId, Timestamp
@@ -277,3 +278,39 @@ def test_a_server_that_refuses_streams_is_told_at_once_in_the_subscribers_words(
         caplog.text
     )
     assert "(code 40573)): feeds answer 503." in caplog.text
+
+
+class _WatchFails:
+    """A client whose every watch raises `error`, as the check at start would meet it."""
+
+    def __init__(self, error: Exception):
+        self.error, self.closed = error, False
+
+    def __getitem__(self, name):
+        return self
+
+    def watch(self, **options):
+        raise self.error
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.mark.parametrize(
+    ("error", "warned"),
+    [
+        (OperationFailure("only supported on replica sets", 40573), True),
+        (ExecutionTimeout("operation would exceed time limit", 50), False),
+        (OperationFailure("Authentication failed.", 18), False),
+    ],
+)
+def test_the_check_at_start_warns_of_a_refusal_not_of_a_slow_or_locked_database(
+    error, warned, caplog
+):
+    client = _WatchFails(error)
+    app = SimpleNamespace(extensions={"mongo_stream": client}, config={"MONGODB_DB": "db"})
+
+    changes.warn_if_refused(app)
+
+    assert ("runs no change streams" in caplog.text) == warned
+    assert client.closed
