@@ -33,7 +33,7 @@ from runtime.request_feeds import Change, FeedsFull, NoChangeStream, Subscriptio
 from schemas import feed_ids
 from schemas.bot_requests import BotRequestSchema
 from schemas.feeds import FeedQuery, FeedQuerySchema, OrganizationFeedQuerySchema
-from schemas.selection import keep
+from schemas.selection import selected
 from web.authentication import caller_now, current_caller
 from web.blueprint import Blueprint
 from web.event_streams import KEEP_ALIVE, MEDIA_TYPE, event, streamed_events
@@ -113,8 +113,8 @@ def _feed(query: FeedQuery, visibility_of):
     except BaseException:
         subscription.close()
         raise
-    feed = _Feed(query, visibility, visibility_of, scope, subscription, missed)
-    feed.client = request.environ.get("gunicorn.socket")
+    feed = _Feed(query, visibility, visibility_of, scope, subscription, missed,
+                 client=request.environ.get("gunicorn.socket"))  # fmt: skip
     response = streamed_events(feed.events(first))
     # Whether or not its events ever start: a HEAD's body, or a client gone before the first
     # write, is closed without them, and the slot must come back all the same.
@@ -151,7 +151,8 @@ class _Feed:
     """One open feed: what it announced, and the events it sends."""
 
     def __init__(self, query: FeedQuery, visibility, visibility_of, scope: str,
-                 subscription: Subscription, missed: Iterator | None):  # fmt: skip
+                 subscription: Subscription, missed: Iterator | None,
+                 client: socket.socket | None):  # fmt: skip
         self._query = query
         self._missed = missed
         self._visibility = visibility
@@ -161,11 +162,11 @@ class _Feed:
         # The requests this feed announced, whose deletion it tells; the oldest are let go.
         self._announced = LRUCache(ANNOUNCED)
         self._seconds = current_app.config["MONGODB_TIMEOUT_MS"] / 1000
-        self.client: socket.socket | None = None  # the connection, where the server gives it
+        self._client = client  # the connection, where the server gives it
 
     def events(self, first: Change | None) -> Iterator[str]:
         try:
-            yield from self._follow(first, self._missed)
+            yield from self._follow(first)
         except (PyMongoError, DatabaseBusy, DomainError):
             return  # the client reconnects, and is answered as a new request
         finally:
@@ -177,7 +178,8 @@ class _Feed:
             self._missed.close()
         self._subscription.close()
 
-    def _follow(self, first, missed) -> Iterator[str]:
+    def _follow(self, first: Change | None) -> Iterator[str]:
+        missed = self._missed
         replayed = set()  # tokens of changes sent from the history, to send none twice
         if first is not None:
             changes = [first]
@@ -215,10 +217,10 @@ class _Feed:
         is at its end. So a client that leaves frees its slot within a second, not at the
         feed's next write. gunicorn gives the app its socket (`gunicorn.socket`); under
         another server, or over TLS, the next write tells."""
-        if self.client is None:
+        if self._client is None:
             return False
         try:
-            return self.client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            return self._client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except BlockingIOError:  # nothing to read: still there
             return False
         except ValueError:  # a TLS socket, which cannot peek
@@ -252,6 +254,4 @@ class _Feed:
                 yield event("deleted", event_id, {"id": str(change.request_id)})
 
     def _item(self, document: dict) -> dict:
-        item = _ITEM.dump(document)
-        selection = self._query.selection
-        return item if selection is None else keep(item, selection)
+        return _ITEM.dump(selected(document, self._query.selection))

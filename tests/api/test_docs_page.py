@@ -1,12 +1,12 @@
 """GET /docs: Swagger UI from the swagger-ui-bundle package, served by the app itself."""
 
-import shutil
 import subprocess
 import tempfile
 from html.parser import HTMLParser
 
 import pytest
 
+from tests.support.browser import chromium
 from tests.support.live_server import served
 from web.docs_page import DOCS_ASSETS
 
@@ -54,10 +54,6 @@ def test_only_the_pages_assets_are_served(offline_app, name):
     assert offline_app.test_client().get(f"/docs/assets/{name}").status_code == 404
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 @pytest.fixture
 def live_server(offline_app):
     with served(offline_app) as url:
@@ -65,13 +61,13 @@ def live_server(offline_app):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(_chromium() is None, reason="no chromium binary on this machine")
+@pytest.mark.skipif(chromium() is None, reason="no chromium binary on this machine")
 def test_docs_page_renders_every_operation_in_a_browser(live_server):
     """Chromium resolves no host but the loopback: the page must work with no internet."""
     with tempfile.TemporaryDirectory() as profile:
         result = subprocess.run(
             [
-                _chromium(),
+                chromium(),
                 "--headless",
                 "--no-sandbox",
                 "--disable-gpu",

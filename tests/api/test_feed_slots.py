@@ -30,7 +30,7 @@ def test_a_feed_sees_its_client_leave_without_waiting_on_the_socket():
     """Peeked at without blocking, whatever the descriptor's number: a socket still open
     with nothing to read is there, one whose peer closed it is gone."""
     ours, theirs = socket.socketpair()
-    feed = SimpleNamespace(client=ours)
+    feed = SimpleNamespace(_client=ours)
     try:
         there = _Feed._client_left(feed)
         theirs.close()
