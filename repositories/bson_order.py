@@ -206,6 +206,14 @@ def walk_blocks(order: dict, position: Position | None, ties_read: bool = False)
     return blocks
 
 
+def below_dates(order: dict) -> list[dict]:
+    """The blocks of a walk from its start, newest first on one key, that follow its dates
+    (repositories/recent_first.py reads those before)."""
+    key = next(iter(order))
+    dates = _BRACKETS.index((dt.datetime, {"$type": "date"}))
+    return [{key: {**condition, **NOT_ARRAY}} for condition in _brackets(-1, dates)]
+
+
 def _block(keys: list[str], depth: int, conditions: dict) -> dict:
     free = [_walkable(field) for field in keys[depth + 1 :]]
     return {"$and": [conditions, *free]} if free else conditions

@@ -26,6 +26,17 @@ BOT_SORTS = ("name", "slug", "creditCost", "createdAt", "updatedAt")
 REQUEST_SORTS = ("createdAt", "updatedAt")
 
 
+# The BSON types that sort above every date, as `$type` names them.
+ABOVE_DATES = ["timestamp", "regex", "dbPointer", "javascript", "javascriptWithScope", "maxKey"]
+
+
+def above_dates_index(attribute: str) -> str:
+    """The partial index of the requests whose `attribute` holds a value that sorts above
+    every date: none, as requests are written, and one query reads them all
+    (repositories/recent_first.py)."""
+    return f"{attribute}_above_dates"
+
+
 def _bot_indexes() -> list[IndexModel]:
     indexes = [
         IndexModel([("slug", ASCENDING)], unique=True),
@@ -73,6 +84,11 @@ def _request_indexes() -> list[IndexModel]:
             IndexModel([organization, bot, *by, user, *dated]),
             # One member's requests in an organization.
             IndexModel([organization, user, *by, bot, *dated]),
+            IndexModel(
+                [(attribute, DESCENDING)],
+                name=above_dates_index(attribute),
+                partialFilterExpression={attribute: {"$type": ABOVE_DATES}},
+            ),
         ]
     return indexes
 
@@ -138,7 +154,8 @@ def _ensure(collection: Collection, model: IndexModel, existing: list) -> Outcom
     same_keys = [
         index
         for index in existing
-        if _keys(index) == keys and not any(option in index for option in _DISTINCT_OPTIONS)
+        if _keys(index) == keys
+        and all(index.get(option) == model.document.get(option) for option in _DISTINCT_OPTIONS)
     ]
     if same_keys:
         index = next((index for index in same_keys if index["name"] == name), same_keys[0])

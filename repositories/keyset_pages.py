@@ -15,6 +15,7 @@ from repositories.bson_order import (
     WALK,
     Position,
     Resume,
+    below_dates,
     in_tail,
     relaxed,
     sort_order,
@@ -31,6 +32,7 @@ from repositories.reads import (
     page_keys,
     submit,
 )
+from repositories.recent_first import first_walk_keys, remember
 
 # Items read at most to find the ties of a position; past it, one block per `_id` type.
 TIES = 100
@@ -58,16 +60,24 @@ def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, wa
     """(phase, keys) of at least the branch's first `want` items after `resume`: the walk's
     in order, then, if the walk ends first, up to `want` of each part of the tail. With
     `ties_read`, the position's ties are already read (`_ties_after`)."""
-    found = []
+    found, blocks = [], None
     if resume is None:
-        # Most lists hold no tail value: their first items, asked plainly, start the walk.
-        found = [(WALK, key) for key in _find(collection, match, {}, order, want)]
-        if not any(in_tail(key, order) for _, key in found):
-            return found
-        found = []
+        windowed = first_walk_keys(collection, match, order, want)
+        if windowed is not None:
+            keys, complete = windowed
+            found = [(WALK, key) for key in keys]
+            if complete:
+                return found[:want]
+            blocks = below_dates(order)
+        else:
+            # Most lists hold no tail value: their first items, asked plainly, start the walk.
+            keys = _find(collection, match, {}, order, want)
+            remember(collection, match, order, keys, want)
+            if not any(in_tail(key, order) for key in keys):
+                return [(WALK, key) for key in keys]
     if resume is None or resume.phase == WALK:
         position = resume and resume.position
-        for block in walk_blocks(order, position, ties_read):
+        for block in blocks if blocks is not None else walk_blocks(order, position, ties_read):
             found += [(WALK, key) for key in _read(collection, match, block, order, want)]
             if len(found) >= want:
                 return found[:want]

@@ -11,7 +11,9 @@ An offset page is read in three steps, shaped for a real MongoDB first:
    field of the filter, so MongoDB answers it from index keys alone (no document is fetched).
 2. The page's ids, at the same time as the counts: a `find` projected on `_id` and the sort
    keys, sorted and limited on an index that holds filter, sort and `_id`, so MongoDB walks
-   `skip + limit` index keys and reads no document.
+   `skip + limit` index keys and reads no document. Sorted newest first on a timestamp, a
+   branch's first `skip + limit` ids are read through windows of it instead
+   (repositories/recent_first.py), which bound the embedded engine's cost too.
 3. The page itself: the `limit` documents by `_id: {$in: ids}`, their fields of the
    projection alone, put back in page order.
 
@@ -24,7 +26,7 @@ makes a branch disjoint trails its index (see repositories/indexes.py), which ke
 MongoDB's count covered.
 
 What a query costs on the embedded engine is the number of documents its first indexed
-field selects: it loads and decodes all of them before it sorts, skips and limits
+field's range selects: it loads and decodes all of them before it sorts, skips and limits
 (repositories/reads.py writes filters for it).
 """
 
@@ -36,9 +38,10 @@ from access.policy import Visibility
 from repositories.bson_order import Resume, sort_order
 from repositories.keyset_pages import read_keyset_page
 from repositories.reads import count, disjoint_filters, documents, page_keys, submit
+from repositories.recent_first import first_keys
 
-MERGE_BATCH = 5_000  # keys per round trip when a deep page merges branches
-# Ids per branch that a merge of branches collects for the server to order; past it, `$or`.
+# Ids per branch that a merge of branches collects for the server to order, and the deepest
+# page read from its branch's first items (repositories/recent_first.py); past it, one query.
 MERGE_WINDOW = 10_000
 
 
@@ -101,13 +104,6 @@ def page_count(total_results: int | None, limit: int) -> int | None:
     return None if total_results is None else -(-total_results // limit)
 
 
-def _branch_ids(collection: Collection, match: dict, order: dict, limit: int) -> list:
-    """A branch's first `limit` ids in order, read from the index that serves its filter
-    and sort, in batches of MERGE_BATCH."""
-    cursor = collection.find(match, {"_id": 1}, sort=list(order.items()), limit=limit)
-    return [key["_id"] for key in cursor.batch_size(min(limit, MERGE_BATCH))]
-
-
 def _union_page(collection, matches: list, order: dict, skip: int, limit: int, projection):
     """The page of the union of disjoint branches, in MongoDB's own order.
 
@@ -125,8 +121,8 @@ def _union_page(collection, matches: list, order: dict, skip: int, limit: int, p
             {"$or": matches}, {"_id": 1}, sort=list(order.items()), skip=skip, limit=limit
         )
         return documents(collection, [key["_id"] for key in cursor.batch_size(limit)], projection)
-    branches = [submit(_branch_ids, collection, match, order, window) for match in matches]
-    ids = [id_ for branch in branches for id_ in branch.result()]
+    branches = [submit(first_keys, collection, match, order, window) for match in matches]
+    ids = [key["_id"] for branch in branches for key in branch.result()]
     if not ids:
         return []
     cursor = collection.find(
@@ -156,7 +152,10 @@ def fetch_page(
     matches = disjoint_filters(visibility, filters, narrow)
     counts = [submit(count, collection, match) for match in matches] if counted else []
     if len(matches) == 1:
-        keys = page_keys(collection, matches[0], order, skip, limit)
+        if skip + limit <= MERGE_WINDOW:
+            keys = first_keys(collection, matches[0], order, skip + limit)[skip:]
+        else:
+            keys = page_keys(collection, matches[0], order, skip, limit)
         results = documents(collection, [key["_id"] for key in keys], projection)
     else:
         results = _union_page(collection, matches, order, skip, limit, projection)

@@ -88,14 +88,6 @@ def test_dates_merge_in_the_servers_order(db):
             _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, 5)
 
 
-def test_a_deep_merge_reads_its_branches_batch_by_batch(db, monkeypatch):
-    monkeypatch.setattr(pages, "MERGE_BATCH", 3)
-    db.botrequests.insert_many(random_requests(random.Random(3)))
-    visibility, sort = REQUEST_CASES[1], [("createdAt", -1)]
-    for page in (1, 4, 9):
-        _assert_page_as_the_reference(db.botrequests, visibility, {}, sort, page, 5)
-
-
 def test_past_the_merge_window_the_server_merges_the_branches(db, monkeypatch):
     monkeypatch.setattr(pages, "MERGE_WINDOW", 8)
     db.botrequests.insert_many(random_requests(random.Random(4)))

@@ -1,13 +1,17 @@
 """The BSON types mongomock does not know, taught as MongoDB queries and orders them.
 
 The keyset walk names the bracket of every type it places and ranges within it
-(repositories/bson_order.py); mongomock raises NotImplementedError on `$type: "timestamp"` or
-`"javascript"` even where no document holds one, and on any comparison with a timestamp, as a
-forged cursor's position may be. To Python, JavaScript code is a str: MongoDB's `"string"`
-excludes it, and orders it after every other type but MaxKey.
+(repositories/bson_order.py), and a first page asks for every type above the dates at once
+(repositories/recent_first.py); mongomock raises NotImplementedError on `$type: "timestamp"`
+or `"javascript"` even where no document holds one, and on any comparison with a timestamp,
+as a forged cursor's position may be, and it takes no list of types. To Python, JavaScript
+code is a str: MongoDB's `"string"` excludes it, and orders it after every other type but
+MaxKey.
 """
 
-from bson import Code, Timestamp
+import re
+
+from bson import Code, MaxKey, Regex, Timestamp
 from mongomock import filtering
 
 # MongoDB's canonical order of the two types, between a date's (45) and MaxKey.
@@ -17,6 +21,17 @@ _TIMESTAMP, _CODE = 47, 60
 def teach() -> None:
     types = filtering.TYPE_MAP
     types["timestamp"] = lambda value: isinstance(value, Timestamp)
+    types["regex"] = lambda value: isinstance(value, Regex | re.Pattern)
+    types["javascriptWithScope"] = lambda value: isinstance(value, Code) and value.scope is not None
+    types["maxKey"] = lambda value: isinstance(value, MaxKey)
+    types["dbPointer"] = lambda value: False  # the driver decodes none as such
+    one_type = filtering._type_op
+
+    def any_type(value, names, in_array=False):
+        names = names if isinstance(names, list) else [names]
+        return any(one_type(value, name, in_array) for name in names)
+
+    filtering._filterer_inst._operator_map["$type"] = any_type
     types["javascript"] = lambda value: isinstance(value, Code) and value.scope is None
     types["string"] = lambda value: isinstance(value, str) and not isinstance(value, Code)
     known = filtering._get_compare_type

@@ -1,0 +1,257 @@
+"""The first items of a list sorted newest first on a timestamp, read through windows of it.
+
+On MongoDB the first page of a list is an index walk of `limit + 1` keys, whatever the list
+holds. The embedded engine decodes every entry of its filter's index range before it sorts,
+so there a plain first page costs the tenant's whole history; a range on the timestamp bounds
+what it decodes (docs/decisions/2026-11-27-page-one-through-windows.md). So a branch of a list
+sorted newest first on `createdAt` or `updatedAt` is read in segments that follow MongoDB's
+order from the top, each one query that the server sorts and limits, until they hold the
+items wanted:
+
+1. what sorts above every date (timestamps, regular expressions, JavaScript, MaxKey), by
+   `$type` on a partial index that holds only those (repositories/indexes.py): as a writer
+   stores requests, none;
+2. the dates from the anchor on: the oldest item of the last first page this worker read of
+   the same branch, or now (a branch that held fewer items than a page wants is read by
+   the plain query, until it holds more);
+3. windows before the anchor, each ending where the previous one began, an hour wide and
+   then twice the previous one, until they reach a year back;
+4. the rest of the dates at once.
+
+If the dates run out first, the caller reads on as it would have. A list filtered on its
+timestamp (`createdFrom`, `createdTo`) holds only dates between its bounds, and arrays that
+hold one.
+
+An array sorts at its largest element, newest first, and a range selects it by any element:
+it is read first in the segment of its largest element, in its place there, and again in
+later ones, where it is dropped. Every comparison of order is the server's:
+Python only drops what it read before, and, for a keyset walk, what belongs to its tail
+(repositories/bson_order.py).
+"""
+
+import datetime as dt
+import threading
+from collections.abc import Callable
+
+from cachetools import LRUCache
+from pymongo.collection import Collection
+from pymongo.errors import OperationFailure
+
+from repositories.bson_order import in_tail
+from repositories.indexes import ABOVE_DATES, REQUEST_SORTS, above_dates_index
+from repositories.reads import page_keys
+
+# The lists read through windows, and on which timestamps: bot requests, which grow without
+# bound (a worker serves the bot catalogue from its cache).
+WINDOWED = {"botrequests": REQUEST_SORTS}
+FIRST_WINDOW = dt.timedelta(hours=1)
+GROWTH = 2  # each window after the first is this many times as wide as the one before
+REACH = dt.timedelta(days=366)  # windows reach this far back from the anchor, then the rest
+ANCHORS = 4096  # branches whose anchor a worker remembers
+_MS = dt.timedelta(milliseconds=1)
+_BAD_VALUE = 2  # MongoDB's code for a hint that names no index
+_LOWER, _UPPER = ("$gt", "$gte"), ("$lt", "$lte")
+
+_anchors: LRUCache = LRUCache(ANCHORS)
+_anchors_lock = threading.Lock()
+
+
+def _now() -> dt.datetime:
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def _shifted(moment: dt.datetime, delta: dt.timedelta) -> dt.datetime | None:
+    try:
+        return moment + delta
+    except OverflowError:
+        return None
+
+
+def _range(condition) -> dict | None:
+    """A condition on the timestamp as {op: date}, at most one bound a side; None for any
+    other condition, which windows do not read."""
+    if condition is None:
+        return {}
+    if not isinstance(condition, dict) or not condition:
+        return None
+    if not all(isinstance(value, dt.datetime) for value in condition.values()):
+        return None
+    lower = [op for op in condition if op in _LOWER]
+    upper = [op for op in condition if op in _UPPER]
+    if len(lower) > 1 or len(upper) > 1 or len(lower) + len(upper) != len(condition):
+        return None
+    return dict(condition)
+
+
+def _tighter(ops: tuple[str, str], first: dict, second: dict, lower: bool) -> dict:
+    """Of two conditions' bounds on one side, the one that leaves out more (on a tie, the
+    strict one)."""
+    bounds = [(op, condition[op]) for condition in (first, second) for op in ops if op in condition]
+    if not bounds:
+        return {}
+    strict = ops[0]
+    if lower:
+        op, value = max(bounds, key=lambda bound: (bound[1], bound[0] == strict))
+    else:
+        op, value = min(bounds, key=lambda bound: (bound[1], bound[0] != strict))
+    return {op: value}
+
+
+def _within(window: dict, bound: dict) -> dict:
+    """The window's condition held to the list's own bound on the timestamp."""
+    return _tighter(_LOWER, window, bound, True) | _tighter(_UPPER, window, bound, False)
+
+
+class _Reader:
+    """The segments of one branch, read in order until `want` items are kept."""
+
+    def __init__(self, collection: Collection, match: dict, order: dict, want: int,
+                 keep: Callable[[dict], bool]):  # fmt: skip
+        self._collection = collection
+        self._match = match
+        self._order = order
+        self._field = next(iter(order))
+        self._want = want
+        self._keep = keep
+        self._seen: set = set()
+        self._repeatable = 0  # items read that a later segment may select again
+        self.found: list[dict] = []
+
+    @property
+    def full(self) -> bool:
+        return len(self.found) >= self._want
+
+    def segment(self, condition: dict, hint: str | None = None) -> int:
+        """Reads the segment's first items not read before; returns how many it held."""
+        need = self._want - len(self.found)
+        limit = need + self._repeatable
+        while True:
+            keys = self._query(condition, limit, hint)
+            fresh = [key for key in keys if key["_id"] not in self._seen]
+            kept = [key for key in fresh if self._keep(key)]
+            if len(keys) < limit or len(kept) >= need:
+                break
+            limit *= 2
+        for key in fresh:
+            self._seen.add(key["_id"])
+            if isinstance(key.get(self._field), list):
+                self._repeatable += 1
+        self.found += kept[:need]
+        return len(fresh)
+
+    def _query(self, condition: dict, limit: int, hint: str | None) -> list[dict]:
+        match = {**self._match, self._field: condition}
+        projection = dict.fromkeys(self._order, 1)
+        cursor = self._collection.find(match, projection, sort=list(self._order.items()))
+        if hint is not None:
+            cursor = cursor.hint(hint)
+        return list(cursor.limit(limit).batch_size(limit))
+
+
+def _above_dates(reader: _Reader, field: str, bound: dict) -> None:
+    """What sorts above every date, on its partial index where there is one; within a bound
+    on the timestamp, the arrays that also hold a date within it."""
+    condition = {"$type": ABOVE_DATES, **bound}
+    try:
+        reader.segment(condition, above_dates_index(field))
+    except OperationFailure as error:
+        if error.code != _BAD_VALUE:
+            raise
+        reader.segment(condition)
+
+
+def _windowed(collection: Collection, match: dict, order: dict, want: int) -> tuple | None:
+    """(field, bound, memory) of a branch that windows read: newest first on one timestamp,
+    its condition on it a range of dates, and not remembered to hold fewer than `want`."""
+    field, *rest = order
+    if rest != ["_id"] or order[field] != -1 or field not in WINDOWED.get(collection.name, ()):
+        return None
+    bound = _range(match.get(field))
+    if bound is None:
+        return None
+    memory = (collection.full_name, repr(match))
+    with _anchors_lock:
+        held = _anchors.get(memory)
+    if isinstance(held, int) and held < want:
+        return None
+    return field, bound, memory
+
+
+def first_keys(collection: Collection, match: dict, order: dict, want: int) -> list[dict]:
+    """The `_id` and sort keys of a branch's first `want` items, in the server's order:
+    through windows where they apply, else (or when the dates run out first) by one query."""
+    windowed = _windowed(collection, match, order, want)
+    if windowed is not None:
+        found, complete = _read(collection, match, order, want, False, *windowed)
+        if complete:
+            return found[:want]
+    keys = page_keys(collection, match, order, 0, want)
+    remember(collection, match, order, keys, want)
+    return keys
+
+
+def first_walk_keys(
+    collection: Collection, match: dict, order: dict, want: int
+) -> tuple[list[dict], bool] | None:
+    """(keys, complete): a keyset walk's first items of a branch, without its tail, at
+    least `want` of them when complete; incomplete when the dates ran out first, for the
+    walk to read on past them. None where windows do not apply (`first_keys`)."""
+    windowed = _windowed(collection, match, order, want)
+    if windowed is None:
+        return None
+    return _read(collection, match, order, want, True, *windowed)
+
+
+def remember(collection: Collection, match: dict, order: dict, keys: list[dict], want: int):
+    """What a plain read of a branch's first `want` items says of the next read: a full
+    page that ends on a date gives windows their anchor; a short one, how many items the
+    branch held, below which windows would run out."""
+    _remember((collection.full_name, repr(match)), next(iter(order)), keys, want)
+
+
+def _remember(memory: tuple, field: str, keys: list[dict], want: int) -> None:
+    last = keys[-1].get(field) if len(keys) >= want else None
+    with _anchors_lock:
+        if len(keys) < want:
+            _anchors[memory] = len(keys)
+        elif isinstance(last, dt.datetime):
+            _anchors[memory] = last
+
+
+def _read(collection, match, order, want, walk: bool, field, bound, memory):
+    """(keys, complete) of the segments in order, kept as `first_keys` or, for a `walk`,
+    `first_walk_keys` keeps them."""
+    keep = (lambda key: not in_tail(key, order)) if walk else (lambda key: True)
+    reader = _Reader(collection, match, order, want, keep)
+    _above_dates(reader, field, bound)
+    if reader.full:
+        return reader.found, True
+    with _anchors_lock:
+        anchor = _anchors.get(memory)
+    if not isinstance(anchor, dt.datetime):
+        anchor = _now()
+    if "$lt" in bound:
+        anchor = min(anchor, bound["$lt"] - _MS)
+    elif "$lte" in bound:
+        anchor = min(anchor, bound["$lte"])
+    _dates(reader, bound, anchor)
+    _remember(memory, field, reader.found, want)
+    return reader.found, reader.full
+
+
+def _dates(reader: _Reader, bound: dict, anchor: dt.datetime) -> None:
+    """Segments 2 to 4 of the module's docstring."""
+    floor = bound.get("$gt", bound.get("$gte"))
+    high = _shifted(anchor, -_MS) or anchor
+    reader.segment(_within({"$gt": high}, bound))
+    width, reach = FIRST_WINDOW, _shifted(anchor, -REACH) or dt.datetime.min
+    while not reader.full:
+        upper = _shifted(high, _MS)
+        below = {} if upper is None else {"$lt": upper}
+        if high <= reach or (floor is not None and high <= floor):
+            reader.segment(_within(below, bound))
+            return
+        low = max(_shifted(high, -width) or dt.datetime.min, reach)
+        reader.segment(_within({"$gt": low} | below, bound))
+        high, width = low, width * GROWTH

@@ -1,0 +1,185 @@
+"""First pages newest first through windows of the timestamp (repositories/recent_first.py):
+exactly one plain query's page, offset or keyset, cold and with the worker's anchor, and
+bounded reads on the wire.
+
+The dates spread from the future to before 1970, with ties, arrays across windows and, on
+the wire server, a value of every BSON type; filters bound the timestamp from either side.
+"""
+
+import datetime as dt
+import random
+
+import pymongo
+import pytest
+from bson import Decimal128, ObjectId, Timestamp
+
+from access.policy import Visibility
+from domain import timestamps
+from repositories import recent_first
+from repositories.indexes import above_dates_index, ensure_indexes
+from repositories.pages import fetch_page
+from tests.integration.test_keyset_pages import _everything, _tail_value, _walk
+from tests.integration.test_page_queries import _reference
+from tests.support.command_log import CommandLog
+from tests.support.page_data import ODD_VALUES, ORGS, USERS
+
+HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
+NOW = dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
+AGO = [
+    -dt.timedelta(days=1),
+    dt.timedelta(0),
+    dt.timedelta(minutes=1),
+    dt.timedelta(minutes=59),
+    dt.timedelta(hours=1),
+    dt.timedelta(hours=3),
+    dt.timedelta(hours=30),
+    dt.timedelta(days=4),
+    dt.timedelta(days=40),
+    dt.timedelta(days=200),
+    dt.timedelta(days=700),
+    dt.timedelta(days=365 * 30),
+]
+DATES = [NOW - ago for ago in AGO] + [dt.datetime(1969, 12, 31), dt.datetime(1, 1, 1)]
+ARRAYS = [
+    [NOW - dt.timedelta(days=10), NOW - dt.timedelta(minutes=2)],
+    [NOW - dt.timedelta(days=800)],
+    [dt.datetime(1969, 1, 1), NOW + dt.timedelta(hours=1)],
+    [Timestamp(5, 1), NOW],
+]
+VISIBILITY = Visibility.of({"createdBy": USERS[0]}, {"organization": {"$in": ORGS[:2]}})
+SORT = [("createdAt", -1)]
+FILTERS = [
+    {},
+    {"createdAt": timestamps.between(NOW - dt.timedelta(days=50), None)},
+    {"createdAt": timestamps.between(None, NOW - dt.timedelta(hours=2))},
+    {"createdAt": timestamps.between(NOW - dt.timedelta(days=900), NOW - dt.timedelta(days=3))},
+]
+
+
+@pytest.fixture(autouse=True)
+def _no_anchor():
+    recent_first._anchors.clear()
+    yield
+    recent_first._anchors.clear()
+
+
+def _requests(values: list, copies: int) -> list[dict]:
+    rng = random.Random(7)
+    return [
+        {
+            "createdBy": rng.choice(USERS),
+            "organization": rng.choice([None, *ORGS]),
+            "createdAt": value,
+        }
+        for value in values * copies
+    ]
+
+
+def _pages_match(collection, filters: dict, limits=(1, 3, 10)) -> None:
+    """Each page, read twice (without an anchor, then with the one the first read left), is
+    the plain query's."""
+    for limit in limits:
+        for page in (1, 2, 4):
+            expected = _reference(collection, VISIBILITY, filters, SORT, page, limit)
+            for _ in range(2):
+                got = fetch_page(collection, VISIBILITY, filters, sort=SORT, page=page, limit=limit)
+                assert ([d["_id"] for d in got.results], got.total_results) == expected
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_offset_pages_through_windows_are_the_plain_querys(db, filters):
+    ensure_indexes(db)
+    db.botrequests.insert_many(_requests(DATES, 3))
+    _pages_match(db.botrequests, filters)
+
+
+def test_a_walks_first_pages_through_windows_are_the_plain_querys(db):
+    ensure_indexes(db)
+    db.botrequests.insert_many(_requests(DATES, 3))
+    expected = _everything(db.botrequests, VISIBILITY, {}, SORT)
+    for limit in (1, 4, 10):
+        for _ in range(2):
+            assert _walk(db.botrequests, VISIBILITY, {}, SORT, limit)[0] == expected
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_odd_values_and_arrays_keep_the_servers_order(wire_db, filters):
+    """Every BSON type, arrays across windows and above the dates, on the wire server:
+    mongomock cannot sort them. Offset pages in the server's order; a keyset walk in its
+    own, the tail last."""
+    ensure_indexes(wire_db)
+    wire_db.botrequests.insert_many(_requests(DATES + ARRAYS + ODD_VALUES, 2))
+    _pages_match(wire_db.botrequests, filters, limits=(1, 5, 30))
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_a_walk_over_odd_values_and_arrays_keeps_its_order(wire_db, filters):
+    """As above, for a keyset walk: the server's order, the tail last. Without the empty
+    string and negative infinity, which the embedded engine's range over a descending index
+    leaves out wherever a walk starts (pages after the first, which windows do not read)."""
+    ensure_indexes(wire_db)
+    odd = [value for value in ODD_VALUES if value not in ("", Decimal128("-Infinity"))]
+    wire_db.botrequests.insert_many(_requests(DATES + ARRAYS + odd, 2))
+    everything = _everything(wire_db.botrequests, VISIBILITY, filters, SORT)
+    stored = {d["_id"]: d.get("createdAt") for d in wire_db.botrequests.find()}
+    tail = [id_ for id_ in everything if _tail_value(stored[id_])]
+    expected = [id_ for id_ in everything if id_ not in tail] + sorted(tail, reverse=True)
+    for limit in (1, 5, 30):
+        for _ in range(2):
+            assert _walk(wire_db.botrequests, VISIBILITY, filters, SORT, limit)[0] == expected
+
+
+def test_without_the_partial_index_the_types_above_dates_are_still_read(wire_db):
+    ensure_indexes(wire_db)
+    wire_db.botrequests.drop_index(above_dates_index("createdAt"))
+    wire_db.botrequests.insert_many(_requests(DATES + ARRAYS + ODD_VALUES, 1))
+    _pages_match(wire_db.botrequests, {}, limits=(2, 30))
+
+
+def test_the_anchor_is_a_hint_that_changes_no_answer(db):
+    """Requests written above the anchor, or the anchor's own request deleted, after a
+    first page left it: the next pages are still the plain query's."""
+    ensure_indexes(db)
+    db.botrequests.insert_many(_requests(DATES, 2))
+    _pages_match(db.botrequests, {}, limits=(3,))
+    anchor = next(iter(recent_first._anchors.values()))
+    db.botrequests.delete_many({"createdAt": anchor})
+    db.botrequests.insert_many(_requests([NOW + dt.timedelta(minutes=5), anchor], 2))
+    _pages_match(db.botrequests, {}, limits=(3,))
+
+
+def test_a_branch_the_dates_ran_out_on_is_read_plainly_until_it_fills(db):
+    ensure_indexes(db)
+    db.botrequests.insert_many(_requests(DATES[:2], 1))
+    _pages_match(db.botrequests, {}, limits=(10,))
+    assert set(recent_first._anchors.values()) <= {0, 1, 2}
+    db.botrequests.insert_many(_requests(DATES, 3))
+    fetch_page(db.botrequests, VISIBILITY, {}, sort=SORT, page=1, limit=3)
+    assert any(isinstance(value, dt.datetime) for value in recent_first._anchors.values())
+    _pages_match(db.botrequests, {}, limits=(10,))
+
+
+def test_a_heavy_branchs_first_page_reads_windows_not_its_history(wire_uri, wire_db):
+    """A year of history an hour apart, and a member of one organization: the first page's
+    key queries are each bounded on `createdAt` and return about a page, cold or warm."""
+    ensure_indexes(wire_db)
+    organization = ObjectId()
+    wire_db.botrequests.insert_many(
+        {"organization": organization, "createdBy": USERS[0], "createdAt": NOW - h * HOUR}
+        for h in range(24 * 365)
+    )
+    log = CommandLog()
+    client = pymongo.MongoClient(wire_uri, event_listeners=[log])
+    collection = client[wire_db.name].botrequests
+    visibility = Visibility.of({"organization": organization})
+    for read in ("cold", "warm"):
+        log.take()
+        page = fetch_page(collection, visibility, {}, sort=SORT, page=1, limit=20, counted=False)
+        assert [d["createdAt"] for d in page.results] == [NOW - h * HOUR for h in range(20)]
+        keys = [c for c in log.take() if c.get("find") == "botrequests" and "sort" in c]
+        dated = [c for c in keys if "$type" not in c["filter"]["createdAt"]]
+        assert all("$gt" in c["filter"]["createdAt"] for c in dated[:-1]), read
+        oldest = min(c["filter"]["createdAt"]["$gt"] for c in dated)
+        assert NOW - oldest <= {"cold": 4 * DAY, "warm": DAY}[read], (read, keys)
+        assert len(keys) <= {"cold": 7, "warm": 3}[read], (read, keys)
+    client.close()
