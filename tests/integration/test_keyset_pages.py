@@ -10,7 +10,6 @@ once each after the rest, in `_id` order.
 import random
 
 import pytest
-from bson import Code, Regex
 
 from access.policy import Visibility
 from repositories import keyset_pages
@@ -26,60 +25,27 @@ from tests.support.page_data import (
     random_bots,
     random_requests,
 )
-
-
-def _walk(collection, visibility, filters, sort, limit, counted=False) -> tuple[list, list]:
-    """Every page's ids, following `next`; and each page's total."""
-    ids, totals, resume = [], [], None
-    for _ in range(1000):
-        page = fetch_keyset_page(
-            collection,
-            visibility,
-            filters,
-            sort=sort,
-            limit=limit,
-            resume=resume,
-            counted=counted,
-        )
-        assert len(page.results) <= limit
-        ids += [document["_id"] for document in page.results]
-        totals.append(page.total_results)
-        if page.next is None:
-            return ids, totals
-        assert page.results, "a next page after an empty one"
-        resume = page.next
-    raise AssertionError("the walk did not end")
-
-
-def _everything(collection, visibility, filters, sort) -> list:
-    match = {"$and": [visibility.as_filter(), filters]}
-    sorted_by = list(sort_order(sort).items())
-    return [document["_id"] for document in collection.find(match, {"_id": 1}, sort=sorted_by)]
+from tests.support.page_reads import all_ids, tail_value, walk
 
 
 @pytest.mark.parametrize("visibility, filters", BOT_CASES)
 @pytest.mark.parametrize("sort", BOT_SORTS)
 def test_bot_walks_match_one_plain_query(db, visibility, filters, sort):
     db.bots.insert_many(random_bots(random.Random(1), COSTS))
-    expected = _everything(db.bots, visibility, filters, sort)
+    expected = all_ids(db.bots, visibility, filters, sort)
     for limit in (1, 7, 100):
-        assert _walk(db.bots, visibility, filters, sort, limit)[0] == expected
+        assert walk(db.bots, visibility, filters, sort, limit)[0] == expected
 
 
 @pytest.mark.parametrize("visibility", REQUEST_CASES)
 @pytest.mark.parametrize("sort", [[("createdAt", -1)], [("updatedAt", 1)]])
 def test_request_walks_match_one_plain_query(db, visibility, sort):
     db.botrequests.insert_many(random_requests(random.Random(2)))
-    expected = _everything(db.botrequests, visibility, {}, sort)
+    expected = all_ids(db.botrequests, visibility, {}, sort)
     for limit in (1, 4, 10):
-        ids, totals = _walk(db.botrequests, visibility, {}, sort, limit, counted=True)
+        ids, totals = walk(db.botrequests, visibility, {}, sort, limit, counted=True)
         assert ids == expected
         assert set(totals) == {len(expected)}
-
-
-def _tail_value(value) -> bool:
-    scoped = isinstance(value, Code) and value.scope is not None
-    return scoped or isinstance(value, list | Regex | bytes)
 
 
 @pytest.mark.parametrize("direction", [1, -1])
@@ -93,16 +59,16 @@ def test_odd_values_walk_in_the_servers_order_and_the_tail_comes_last(wire_db, d
     visibility = Visibility.of({"isPublic": True}, {"organization": {"$in": ORGS[:2]}})
     for sort in ([(field, direction)], [(field, direction), ("slug", -direction)]):
         order = sort_order(sort)
-        everything = _everything(wire_db.bots, visibility, {}, sort)
+        everything = all_ids(wire_db.bots, visibility, {}, sort)
         tail = {
             d["_id"]
             for d in wire_db.bots.find({"_id": {"$in": everything}})
-            if _tail_value(d.get(field))
+            if tail_value(d.get(field))
         }
         by_id = sorted(tail, reverse=order["_id"] == -1)
         expected = [id_ for id_ in everything if id_ not in tail] + by_id
         for limit in (1, 3, 100):
-            assert _walk(wire_db.bots, visibility, {}, sort, limit)[0] == expected, (order, limit)
+            assert walk(wire_db.bots, visibility, {}, sort, limit)[0] == expected, (order, limit)
 
 
 def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
@@ -110,7 +76,7 @@ def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
     or vanish."""
     db.botrequests.insert_many(random_requests(random.Random(7)))
     visibility, sort = REQUEST_CASES[0], [("createdAt", -1)]
-    unchanged = set(_everything(db.botrequests, visibility, {}, sort))
+    unchanged = set(all_ids(db.botrequests, visibility, {}, sort))
     seen, resume, rng = [], None, random.Random(8)
     while True:
         page = fetch_keyset_page(
@@ -140,8 +106,8 @@ def test_ties_are_read_at_once_or_block_by_block(db, monkeypatch, ties):
         request["createdAt"] = requests[rng.randrange(3)]["createdAt"]
     db.botrequests.insert_many(requests)
     visibility, sort = REQUEST_CASES[1], [("createdAt", -1)]
-    expected = _everything(db.botrequests, visibility, {}, sort)
-    assert _walk(db.botrequests, visibility, {}, sort, 3)[0] == expected
+    expected = all_ids(db.botrequests, visibility, {}, sort)
+    assert walk(db.botrequests, visibility, {}, sort, 3)[0] == expected
     first = fetch_keyset_page(
         db.botrequests, visibility, {}, sort=sort, limit=3,
         resume=None, counted=False,

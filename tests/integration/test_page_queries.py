@@ -13,7 +13,6 @@ import pytest
 
 from access.policy import Visibility
 from repositories import pages
-from repositories.bson_order import sort_order
 from repositories.pages import fetch_page
 from repositories.reads import _negation, disjoint_filters
 from tests.support.page_data import (
@@ -30,19 +29,12 @@ from tests.support.page_data import (
     random_bots,
     random_requests,
 )
-
-
-def _reference(collection, visibility, filters, sort, page, limit):
-    match = {"$and": [visibility.as_filter(), filters]}
-    total = collection.count_documents(match)
-    cursor = collection.find(match, sort=list(sort_order(sort).items()))
-    ids = [document["_id"] for document in cursor.skip((page - 1) * limit).limit(limit)]
-    return ids, total
+from tests.support.page_reads import reference
 
 
 def _assert_page_as_the_reference(collection, visibility, filters, sort, page, limit):
     """The page's ids and total are the plain query's."""
-    expected = _reference(collection, visibility, filters, sort, page, limit)
+    expected = reference(collection, visibility, filters, sort, page, limit)
     got = fetch_page(collection, visibility, filters, sort=sort, page=page, limit=limit)
     assert ([document["_id"] for document in got.results], got.total_results) == expected
 

@@ -18,10 +18,9 @@ from domain import timestamps
 from repositories import recent_first
 from repositories.indexes import above_dates_index, ensure_indexes
 from repositories.pages import fetch_page
-from tests.integration.test_keyset_pages import _everything, _tail_value, _walk
-from tests.integration.test_page_queries import _reference
 from tests.support.command_log import CommandLog
 from tests.support.page_data import ODD_VALUES, ORGS, USERS
+from tests.support.page_reads import all_ids, reference, tail_value, walk
 
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 NOW = dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
@@ -80,7 +79,7 @@ def _pages_match(collection, filters: dict, limits=(1, 3, 10)) -> None:
     the plain query's."""
     for limit in limits:
         for page in (1, 2, 4):
-            expected = _reference(collection, VISIBILITY, filters, SORT, page, limit)
+            expected = reference(collection, VISIBILITY, filters, SORT, page, limit)
             for _ in range(2):
                 got = fetch_page(collection, VISIBILITY, filters, sort=SORT, page=page, limit=limit)
                 assert ([d["_id"] for d in got.results], got.total_results) == expected
@@ -96,10 +95,10 @@ def test_offset_pages_through_windows_are_the_plain_querys(db, filters):
 def test_a_walks_first_pages_through_windows_are_the_plain_querys(db):
     ensure_indexes(db)
     db.botrequests.insert_many(_requests(DATES, 3))
-    expected = _everything(db.botrequests, VISIBILITY, {}, SORT)
+    expected = all_ids(db.botrequests, VISIBILITY, {}, SORT)
     for limit in (1, 4, 10):
         for _ in range(2):
-            assert _walk(db.botrequests, VISIBILITY, {}, SORT, limit)[0] == expected
+            assert walk(db.botrequests, VISIBILITY, {}, SORT, limit)[0] == expected
 
 
 @pytest.mark.parametrize("filters", FILTERS)
@@ -120,13 +119,13 @@ def test_a_walk_over_odd_values_and_arrays_keeps_its_order(wire_db, filters):
     ensure_indexes(wire_db)
     odd = [value for value in ODD_VALUES if value not in ("", Decimal128("-Infinity"))]
     wire_db.botrequests.insert_many(_requests(DATES + ARRAYS + odd, 2))
-    everything = _everything(wire_db.botrequests, VISIBILITY, filters, SORT)
+    everything = all_ids(wire_db.botrequests, VISIBILITY, filters, SORT)
     stored = {d["_id"]: d.get("createdAt") for d in wire_db.botrequests.find()}
-    tail = [id_ for id_ in everything if _tail_value(stored[id_])]
+    tail = [id_ for id_ in everything if tail_value(stored[id_])]
     expected = [id_ for id_ in everything if id_ not in tail] + sorted(tail, reverse=True)
     for limit in (1, 5, 30):
         for _ in range(2):
-            assert _walk(wire_db.botrequests, VISIBILITY, filters, SORT, limit)[0] == expected
+            assert walk(wire_db.botrequests, VISIBILITY, filters, SORT, limit)[0] == expected
 
 
 def test_without_the_partial_index_the_types_above_dates_are_still_read(wire_db):
