@@ -31,10 +31,11 @@ _DOWNLOAD = (
 
 
 def _download(export: Export, visibility, scope: str):
-    batches = exports.batches(bot_requests(), visibility, export.query)
+    repository = bot_requests()
+    write = export_files.writer(export)
     return streamed(
-        batches,
-        export_files.writer(export),
+        exports.batches(repository, visibility, export.query),
+        lambda batch: write(repository.summarized(batch, export.query)),
         head=export_files.head(export),
         media_type=MEDIA_TYPES[export.format],
         filename=export.filename(scope),

@@ -43,20 +43,22 @@ class BotRequestRepository:
         self._summaries = summaries
 
     def find_page(
-        self, visibility: Visibility, query: BotRequestListQuery
+        self, visibility: Visibility, query: BotRequestListQuery, *, summarized: bool = True
     ) -> OffsetPage | KeysetPage:
+        """The page `query` asks for; without its summaries when not `summarized` (an
+        export's batch, `summarized` as it is written)."""
         filters, narrow = self._filters(query)
         page = fetch_list(
             self._requests, visibility, filters, query, narrow=narrow,
             projection=_projection(query.reads),
         )  # fmt: skip
-        self._summaries.fill(page.results, fields_of(query.reads))
+        if summarized:
+            self._summaries.fill(page.results, fields_of(query.reads))
         return page
 
     def first(self, visibility: Visibility, query: BotRequestListQuery) -> list[dict]:
         """The query's first `limit` requests, for an export's window (repositories/exports.py),
-        without their summaries: a window too full is read again narrower, and only the
-        window kept is `summarized`."""
+        without their summaries (`summarized`)."""
         filters, narrow = self._filters(query)
         return first_documents(
             self._requests, visibility, filters, sort=query.sort, limit=query.limit,
@@ -64,7 +66,7 @@ class BotRequestRepository:
         )  # fmt: skip
 
     def summarized(self, requests: list[dict], query: BotRequestListQuery) -> list[dict]:
-        """`requests` read by `first`, with the summaries the query reads."""
+        """`requests` read without their summaries, with the summaries the query reads."""
         return self._summaries.fill(requests, fields_of(query.reads))
 
     def _filters(self, query: BotRequestListQuery) -> tuple[dict, dict]:

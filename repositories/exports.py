@@ -27,8 +27,10 @@ NARROWEST = dt.timedelta(milliseconds=1)
 def batches(
     repository: BotRequestRepository, visibility: Visibility, query: BotRequestListQuery
 ) -> Iterator[list[dict]]:
-    """The requests of a keyset `query` over its period, at most `query.limit` at a time:
-    one batch per query's worth of work, so an empty window is an empty batch."""
+    """The requests of a keyset `query` over its period, at most `query.limit` at a time and
+    without their summaries (`repository.summarized`, as each is written, while the next
+    one is read): one batch per query's worth of work, so an empty window is an empty
+    batch."""
     field, direction = query.sort[0]
     if field != "createdAt":
         yield from _walk(repository, visibility, query)
@@ -78,12 +80,12 @@ class _Once:
 def _whole(repository, visibility: Visibility, window: BotRequestListQuery) -> list[dict] | None:
     """Every request of the window, or None when there are more than `limit`."""
     results = repository.first(visibility, replace(window, limit=window.limit + 1))
-    return repository.summarized(results, window) if len(results) <= window.limit else None
+    return results if len(results) <= window.limit else None
 
 
 def _walk(repository, visibility: Visibility, query: BotRequestListQuery) -> Iterator[list[dict]]:
     while True:
-        page = repository.find_page(visibility, query)
+        page = repository.find_page(visibility, query, summarized=False)
         yield page.results
         if page.next is None:
             return
