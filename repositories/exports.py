@@ -1,16 +1,17 @@
 """An export's requests (docs/api.md#exports), read a page at a time, each by queries of its own.
 
-Each page is read when the previous one was sent, so that no database work spans the whole
-export (each page has the request's deadline, web/downloads.py) and only one page is held.
+Each page is read while the one before it is written, so that no database work spans the
+whole export (each page has a deadline of its own, web/downloads.py) and two pages are held.
 Any order is read as keyset pages: on MongoDB an index walk of `limit + 1` entries each,
 wherever it starts. The embedded engine instead decodes every entry of a query's index range
 before it sorts, so there a page costs the rest of the export, and the export its square. In
 the default order, `createdAt`, the period is therefore read in consecutive windows of it,
 half-open and in the sort's direction, each read whole by one query when it holds at most
-`limit` requests (`first_documents`); a window is widened after a sparse one and narrowed
-when it holds more, and one too full even at a millisecond is read as keyset pages.
-On MongoDB a window is one index range. The windows read `createdAt` whatever `fields`
-selects (schemas/exports.py), to tell a request stored with several.
+`limit` requests (`first_documents`); a window is widened after a sparse one, to hold about
+half a batch at the density it found, and narrowed when it holds more, and one too full
+even at a millisecond is read as keyset pages. On MongoDB a window is one index range. The
+windows read `createdAt` whatever `fields` selects (schemas/exports.py), to tell a request
+stored with several.
 """
 
 import datetime as dt
@@ -22,6 +23,7 @@ from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
 
 FIRST_WINDOW = dt.timedelta(minutes=1)
 NARROWEST = dt.timedelta(milliseconds=1)
+SPREAD = 16  # at most how many times wider a window is than a sparse one before it
 
 
 def batches(
@@ -55,7 +57,7 @@ def batches(
         else:
             end = window.created_from
         if found is not None and len(found) < query.limit // 2:
-            width *= 2
+            width *= min(SPREAD, max(2, query.limit / 2 / max(len(found), 1)))
 
 
 class _Once:

@@ -329,3 +329,28 @@ def test_an_export_also_spends_the_default_budget(db, world):
     ada = bearer(world.token(user=world.user("Ada")))
     statuses = [client.get("/v1/requests/export", headers=ada).status_code for _ in range(3)]
     assert statuses == [200, 200, 429]
+
+
+def test_windows_widen_to_the_density_they_find(client, scene, world, monkeypatch):
+    """A request an hour over January, in batches of 100: from a minute, each window after a
+    sparse one aims at half a batch, so a few windows reach that width, where doubling took
+    a dozen."""
+    monkeypatch.setattr(exports, "BATCH", 100)
+    acme, start = scene["acme"], dt.datetime(2026, 1, 1)
+    for hour in range(24 * 31):
+        moment = start + dt.timedelta(hours=hour, minutes=30)
+        world.bot_request(bot=None, created_by=None, organization=acme, createdAt=moment)
+    windows = []
+    first = repositories_exports.BotRequestRepository.first
+
+    def counted(repository, visibility, query):
+        windows.append(query.created_to - query.created_from)
+        return first(repository, visibility, query)
+
+    monkeypatch.setattr(repositories_exports.BotRequestRepository, "first", counted)
+    assert (
+        len(_lines(_get(client, scene, f"/v1/organizations/{{acme}}/requests/export?{JANUARY}")))
+        >= 744
+    )
+    assert len(windows) <= 30, windows
+    assert max(windows[:6]) >= dt.timedelta(hours=40), windows
