@@ -26,7 +26,10 @@ def _projection(reads: frozenset[str]) -> dict:
 class BotRequestListQuery(ListQuery):
     """A bot request list's parameters (schemas/queries.py builds it).
 
-    `reads`: the stored paths that make the answer's items, or their selection."""
+    `reads`: the stored paths that make the answer's items, or their selection; `whole`:
+    they are all of a request's, so documents are read whole, without a projection (an
+    export of every field: the embedded engine's projection costs as much as half its read,
+    and MongoDB's saves nothing there)."""
 
     name: str | None = None
     bot: str | None = None
@@ -34,6 +37,7 @@ class BotRequestListQuery(ListQuery):
     created_to: dt.datetime | None = None
     created_by: ObjectId | None = None
     reads: frozenset[str]
+    whole: bool = False
 
 
 class BotRequestRepository:
@@ -60,9 +64,10 @@ class BotRequestRepository:
         """The query's first `limit` requests, for an export's window (repositories/exports.py),
         without their summaries (`summarized`)."""
         filters, narrow = self._filters(query)
+        projection = None if query.whole else _projection(query.reads)
         return first_documents(
             self._requests, visibility, filters, sort=query.sort, limit=query.limit,
-            projection=_projection(query.reads), narrow=narrow,
+            projection=projection, narrow=narrow,
         )  # fmt: skip
 
     def summarized(self, requests: list[dict], query: BotRequestListQuery) -> list[dict]:

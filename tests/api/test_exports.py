@@ -354,3 +354,16 @@ def test_windows_widen_to_the_density_they_find(client, scene, world, monkeypatc
     )
     assert len(windows) <= 30, windows
     assert max(windows[:6]) >= dt.timedelta(hours=40), windows
+
+
+def test_fields_a_request_stores_beyond_its_item_stay_out_of_the_export(client, scene, world):
+    """An export of every field reads whole documents (repositories/bot_requests.py, `whole`);
+    what another writer stores besides the item's fields is not exported."""
+    acme = scene["acme"]
+    noted = world.bot_request(bot=None, created_by=None, organization=acme, internalNote="x")
+    expected = _list(client, scene, f"/v1/requests/?limit=100&{JANUARY}")
+    exported = _lines(_get(client, scene, f"/v1/requests/export?{JANUARY}"))
+    assert str(noted) in [line["id"] for line in exported]
+    assert exported == expected and all("internalNote" not in line for line in exported)
+    csv_text = _get(client, scene, f"/v1/requests/export?{JANUARY}&format=csv").get_data(True)
+    assert "internalNote" not in csv_text and ",x," not in csv_text
