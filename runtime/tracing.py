@@ -91,29 +91,34 @@ def _failure_code_only(span, event) -> None:
 
 def _start_span() -> None:
     """The request's server span, current until the request ends (a streamed export's
-    batches included), the caller's `traceparent` and `tracestate` its parent."""
-    if request.path.rstrip("/") in _UNTRACED_PATHS:
+    batches included), the caller's `traceparent` and `tracestate` its parent.
+
+    Every sampled request pays for it, so it reads the request once and asks the
+    propagators only when a header of theirs came."""
+    asked = request._get_current_object()
+    path = asked.path
+    if path.rstrip("/") in _UNTRACED_PATHS:
         return
-    route = request.url_rule.rule if request.url_rule else None
-    attributes = {
-        "http.request.method": request.method,
-        "url.path": request.path,
-        "url.scheme": request.scheme,
-    }
-    if route:
-        attributes["http.route"] = route
+    method, rule = asked.method, asked.url_rule
+    attributes = {"http.request.method": method, "url.path": path, "url.scheme": asked.scheme}
+    if rule is not None:
+        attributes["http.route"] = rule.rule
+    propagator = propagate.get_global_textmap()
+    headers = asked.headers
+    parent = (
+        propagator.extract(headers) if any(map(headers.__contains__, propagator.fields)) else None
+    )
     span = _tracer().start_span(
-        f"{request.method} {route}" if route else request.method,
-        context=propagate.extract(request.headers),
+        f"{method} {rule.rule}" if rule is not None else method,
+        context=parent,
         kind=trace.SpanKind.SERVER,
         attributes=attributes,
     )
-    g.trace_span = span
-    g.trace_token = context.attach(trace.set_span_in_context(span))
+    g.trace = (span, context.attach(trace.set_span_in_context(span)))
 
 
 def _record_status(response: Response) -> Response:
-    span = g.get("trace_span")
+    span, _ = g.get("trace", (None, None))
     if span is not None:
         span.set_attribute("http.response.status_code", response.status_code)
         if response.status_code >= 500:
@@ -122,9 +127,9 @@ def _record_status(response: Response) -> Response:
 
 
 def _end_span(error: BaseException | None) -> None:
-    span = g.pop("trace_span", None)
+    span, token = g.pop("trace", (None, None))
     if span is not None:
-        context.detach(g.pop("trace_token"))
+        context.detach(token)
         span.end()
 
 
