@@ -81,7 +81,12 @@ CACHED_ROWS = ("bots list", "bots by name", "bots by tags", "bots by service", "
 CACHES_OFF = {"TOKEN_CACHE_SECONDS": "0", "CATALOGUE_CACHE_SIZE": "0", "SUMMARY_CACHE_SIZE": "0"}
 # The rows measured again with tracing on, in alternating rounds (docs/performance.md#tracing).
 TRACED_ROWS = ("bot by slug", "one request")
-TRACING_ROUNDS = 2
+TRACING_ROUNDS = 3
+# The samplers tracing is measured with: OpenTelemetry's default, every trace; and one in ten.
+TRACING_SAMPLERS = {
+    "every": {},
+    "tenth": {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"},
+}
 BUSY_CONNECTIONS = 4
 # Measured on one worker with none and with every feed slot held (docs/performance.md#live-feeds).
 HELD_ROWS = ("bot by slug", "one request")
@@ -185,6 +190,8 @@ def endpoints(db) -> list[Endpoint]:
                  anchor["bot by slug"]),
         Endpoint("user's requests", "/v1/requests/", user_token,
                  lambda: requests.find_page(mine, newest)),
+        Endpoint("user's requests (count=none)", "/v1/requests/?count=none", user_token,
+                 lambda: requests.find_page(mine, replace(newest, count="none"))),
         Endpoint("organization's requests", typical_requests, dataset.organization_token(1),
                  lambda: requests.find_page(policy.organization(
                      caller(db, dataset.organization_token(1)), typical), newest)),
@@ -350,23 +357,28 @@ def measure_eve(
 
 
 def measure_tracing(
-    base: str, traced: str, endpoint: Endpoint, rows: list, seconds, connections
+    base: str, traced: dict, endpoint: Endpoint, rows: list, seconds, connections
 ) -> None:
-    """The row of `endpoint` gets its figures with tracing on (`traced`, exporting to a
-    receiver that listens), in rounds alternating with the same server with it off (`base`),
-    so that both sides see the same machine; and on against off."""
+    """The row of `endpoint` gets its figures with tracing on (`traced`: a server per
+    sampler, exporting to a receiver that listens), in rounds alternating with the same
+    server with it off (`base`), so that every side sees the same machine; and each side's
+    rate against off."""
     row = _row(rows, endpoint)
-    rounds = {"off": [], "on": []}
+    servers_ = {"off": base, **traced}
+    rounds = {side: [] for side in servers_}
+    for side, server in traced.items():  # a traced server starts cold: warmed first
+        _again(server, endpoint, f"tracing {side}, warming", 1, connections)
     for _ in range(TRACING_ROUNDS):
-        for side, server in (("off", base), ("on", traced)):
+        for side, server in servers_.items():
             with busy(base, endpoint):
                 rounds[side].append(
                     _again(server, endpoint, f"tracing {side}", seconds, connections)
                 )
     rates = {side: statistics.mean(map(_rate, figures)) for side, figures in rounds.items()}
     row["tracing"] = {"rounds": rounds, "requests_per_s": rates}
-    row["ratio_tracing_on_off"] = rates["on"] / rates["off"]
-    print(f" tracing on / off {row['ratio_tracing_on_off']:.2f}", flush=True)
+    for side in traced:
+        row[f"ratio_tracing_{side}_off"] = rates[side] / rates["off"]
+        print(f" tracing {side} / off {rates[side] / rates['off']:.2f}", flush=True)
 
 
 def measure_feeds(uri: str, db, settings: dict, kinds: list[Endpoint], seconds, connections):
@@ -580,16 +592,20 @@ def main() -> None:
         traced = [endpoint for endpoint in kinds if endpoint.name in TRACED_ROWS]
         if traced:
             receiver = stack.enter_context(otlp_receiver.OtlpReceiver())
-            with servers.gunicorn(
-                uri,
-                db.name,
-                gunicorn_settings,
-                (traced[0].path, traced[0].token),
-                VAR / "gunicorn-traced.log",
-                env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint},
-            ) as on:
-                for endpoint in traced:
-                    measure_tracing(base, on, endpoint, rows, seconds, connections)
+            traced_servers = {}
+            for side, sampler in TRACING_SAMPLERS.items():
+                traced_servers[side] = stack.enter_context(
+                    servers.gunicorn(
+                        uri,
+                        db.name,
+                        gunicorn_settings,
+                        (traced[0].path, traced[0].token),
+                        VAR / f"gunicorn-traced-{side}.log",
+                        env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, **sampler},
+                    )
+                )
+            for endpoint in traced:
+                measure_tracing(base, traced_servers, endpoint, rows, seconds, connections)
             print(f" the receiver got {len(receiver.spans())} spans", flush=True)
         anchored = [endpoint for endpoint in kinds if endpoint.eve]
         if anchored:

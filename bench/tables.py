@@ -119,9 +119,11 @@ def tracing() -> str:
         if "tracing" not in row:
             continue
         rates = row["tracing"]["requests_per_s"]
-        rows.append([row["endpoint"], _rate(rates["off"]), _rate(rates["on"]),
-                     _ratio(row["ratio_tracing_on_off"])])  # fmt: skip
-    return _table(["row", "tracing off req/s", "on req/s", "on / off"], rows)
+        rows.append([row["endpoint"], _rate(rates["off"]), _rate(rates["every"]),
+                     _ratio(row["ratio_tracing_every_off"]), _rate(rates["tenth"]),
+                     _ratio(row["ratio_tracing_tenth_off"])])  # fmt: skip
+    header = ["row", "off req/s", "every trace req/s", "/ off", "1 in 10 req/s", "/ off"]
+    return _table(header, rows)
 
 
 def feeds() -> str:
@@ -148,14 +150,18 @@ def feeds() -> str:
     )  # fmt: skip
 
 
+def _latency(figures: dict | None) -> str:
+    """A median in ms, with the list's total in parentheses where it counted one."""
+    if figures is None:
+        return ""
+    total = figures.get("total_results")
+    return f"{figures['median_ms']:,.0f}" + ("" if total is None else f" ({total:,})")
+
+
 def scale() -> str:
     curve = _results("scale.json")["curve"]
     names = [name for name in curve[0] if name not in ("requests", "preparation_s")]
-    rows = [
-        [f"{row['requests']:,}",
-         *(f"{row[name]['median_ms']:,.0f} ({row[name]['total_results']:,})" for name in names)]
-        for row in curve
-    ]  # fmt: skip
+    rows = [[f"{row['requests']:,}", *(_latency(row.get(name)) for name in names)] for row in curve]
     return _table(["bot requests", *names], rows) + _measured(_results("scale.json"))
 
 
