@@ -40,6 +40,7 @@ from pymongo.errors import OperationFailure
 from repositories.bson_order import in_tail
 from repositories.indexes import ABOVE_DATES, REQUEST_SORTS, above_dates_index
 from repositories.reads import page_keys
+from repositories.summaries import equality_key
 
 # The lists read through windows, and on which timestamps: bot requests, which grow without
 # bound (a worker serves the bot catalogue from its cache).
@@ -122,19 +123,20 @@ class _Reader:
     def full(self) -> bool:
         return len(self.found) >= self._want
 
-    def segment(self, condition: dict, hint: str | None = None) -> int:
-        """Reads the segment's first items not read before; returns how many it held."""
+    def segment(self, condition: dict, hint: str | None = None) -> None:
+        """Reads the segment's first items that were not read before. An `_id` is told from
+        another by MongoDB's equality (another writer's may be a document)."""
         need = self._want - len(self.found)
         limit = need + self._repeatable
         while True:
             keys = self._query(condition, limit, hint)
-            fresh = [key for key in keys if key["_id"] not in self._seen]
+            fresh = [key for key in keys if equality_key(key["_id"]) not in self._seen]
             kept = [key for key in fresh if self._keep(key)]
             if len(keys) < limit or len(kept) >= need:
                 break
             limit *= 2
         for key in fresh:
-            self._seen.add(key["_id"])
+            self._seen.add(equality_key(key["_id"]))
             if isinstance(key.get(self._field), list):
                 self._repeatable += 1
         self.found += kept[:need]
