@@ -208,8 +208,9 @@ def first_walk_keys(
 def remember(collection: Collection, match: dict, order: dict, keys: list[dict], want: int):
     """What a plain read of a branch's first `want` items says of the next read: a full
     page that ends on a date gives windows their anchor; a short one, how many items the
-    branch held, below which windows would run out."""
-    _remember((collection.full_name, repr(match)), next(iter(order)), keys, want)
+    branch held, below which windows would run out. Nothing for a list they do not read."""
+    if _windowed(collection, match, order, 0) is not None:
+        _remember((collection.full_name, repr(match)), next(iter(order)), keys, want)
 
 
 def _remember(memory: tuple, field: str, keys: list[dict], want: int) -> None:

@@ -17,7 +17,7 @@ from access.policy import Visibility
 from domain import timestamps
 from repositories import recent_first
 from repositories.indexes import above_dates_index, ensure_indexes
-from repositories.pages import fetch_page
+from repositories.pages import fetch_keyset_page, fetch_page
 from tests.support.command_log import CommandLog
 from tests.support.page_data import ODD_VALUES, ORGS, USERS
 from tests.support.page_reads import all_ids, reference, tail_value, walk
@@ -193,3 +193,16 @@ def test_documents_as_ids_are_told_apart_by_mongodbs_equality(wire_db):
         request["_id"] = {"n": number, "kind": "request"}
     wire_db.botrequests.insert_many(requests)
     _pages_match(wire_db.botrequests, {}, limits=(1, 5, 30))
+
+
+def test_lists_that_windows_do_not_read_leave_no_anchor(db):
+    """Bots (served from the catalogue cache), and requests oldest first."""
+    ensure_indexes(db)
+    db.botrequests.insert_many(_requests(DATES, 1))
+    db.bots.insert_many([{"name": name, "slug": name, "isPublic": True} for name in "abc"])
+    public = Visibility.of({"isPublic": True})
+    fetch_keyset_page(db.bots, public, {}, sort=[("name", 1)], limit=2, resume=None, counted=False)
+    fetch_page(db.botrequests, VISIBILITY, {}, sort=[("createdAt", 1)], page=1, limit=2)
+    fetch_keyset_page(db.botrequests, VISIBILITY, {}, sort=[("createdAt", 1)], limit=2,
+                      resume=None, counted=False)  # fmt: skip
+    assert not recent_first._anchors
