@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from access.policy import Visibility
 from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
+from repositories.bson_equality import equality_key
 
 FIRST_WINDOW = dt.timedelta(minutes=1)
 NARROWEST = dt.timedelta(milliseconds=1)
@@ -63,7 +64,8 @@ def batches(
 class _Once:
     """Drops the requests already exported whose `createdAt` is an array: its elements may
     fall in several windows, and MongoDB's sort puts it where its first window does (at its
-    largest element, newest first; its smallest, oldest first). Only those ids are kept."""
+    largest element, newest first; its smallest, oldest first). Only those ids are kept, by
+    MongoDB's equality (another writer's may be a document)."""
 
     def __init__(self):
         self._seen = set()
@@ -72,9 +74,10 @@ class _Once:
         kept = []
         for request in batch:
             if isinstance(request.get("createdAt"), list):
-                if request["_id"] in self._seen:
+                key = equality_key(request["_id"])
+                if key in self._seen:
                     continue
-                self._seen.add(request["_id"])
+                self._seen.add(key)
             kept.append(request)
         return kept
 

@@ -22,6 +22,7 @@ from threading import Lock
 from pymongo.collection import Collection
 
 from access.policy import Visibility
+from repositories.bson_equality import equality_key
 
 POOL_THREADS = 8
 
@@ -113,12 +114,13 @@ def page_keys(collection: Collection, match: dict, order: dict, skip: int, limit
 
 def documents(collection: Collection, ids: list, projection: dict | None) -> list[dict]:
     """The documents of `ids`, their fields of `projection` (None: all), in the order of
-    `ids`, in one round trip."""
+    `ids`, in one round trip; an id matched by MongoDB's equality (another writer's may be
+    a document)."""
     if not ids:
         return []
     cursor = collection.find({"_id": {"$in": ids}}, projection, limit=len(ids))
-    by_id = {document["_id"]: document for document in cursor.batch_size(len(ids))}
-    return [by_id[id_] for id_ in ids if id_ in by_id]
+    by_id = {equality_key(document["_id"]): document for document in cursor.batch_size(len(ids))}
+    return [by_id[key] for key in map(equality_key, ids) if key in by_id]
 
 
 def _visible(key: dict, visibility: Visibility) -> list[dict]:

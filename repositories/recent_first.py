@@ -37,10 +37,10 @@ from cachetools import LRUCache
 from pymongo.collection import Collection
 from pymongo.errors import OperationFailure
 
+from repositories.bson_equality import equality_key
 from repositories.bson_order import in_tail
 from repositories.indexes import ABOVE_DATES, REQUEST_SORTS, above_dates_index
 from repositories.reads import page_keys
-from repositories.summaries import equality_key
 
 # The lists read through windows, and on which timestamps: bot requests, which grow without
 # bound (a worker serves the bot catalogue from its cache).

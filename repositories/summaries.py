@@ -18,14 +18,13 @@ reference shows null even where a document has `_id: null` (docs/api.md#response
 
 import re
 from collections.abc import Callable, Iterable
-from decimal import Decimal
 from typing import NamedTuple
 
-import bson
-from bson import DBRef, Decimal128, Int64, ObjectId, Regex
+from bson import ObjectId, Regex
 from pymongo.collection import Collection
 from pymongo.database import Database
 
+from repositories.bson_equality import equality_key
 from repositories.reads import submit
 from runtime.exact_cache import ExactCache
 
@@ -44,32 +43,6 @@ REFERENCES = {
 
 
 _NEVER_AN_ID = (type(None), list, Regex, re.Pattern)
-
-
-def equality_key(value):
-    """`value` as a key equal to another exactly where MongoDB's equality makes them equal:
-    numbers by value whatever their type (a bool is no number), text apart from other
-    types, a document field by field in order and an array element by element, each value
-    by the same rule. An ObjectId, what nearly every reference is, is its own key: it equals
-    nothing but the same ObjectId."""
-    if type(value) is ObjectId:
-        return value
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, int | float | Int64 | Decimal128):
-        number = value.to_decimal() if isinstance(value, Decimal128) else Decimal(value)
-        return ("number", "NaN" if number.is_nan() else number)
-    if isinstance(value, dict):
-        return ("document", tuple((name, equality_key(item)) for name, item in value.items()))
-    if isinstance(value, list):
-        return ("array", tuple(equality_key(item) for item in value))
-    if isinstance(value, DBRef):
-        return ("document", equality_key(value.as_doc()))
-    try:
-        hash(value)
-    except TypeError:
-        return ("bson", bson.encode({"v": value}))
-    return (type(value).__name__, value)
 
 
 def _candidates(value) -> list:

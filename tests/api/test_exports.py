@@ -367,3 +367,19 @@ def test_fields_a_request_stores_beyond_its_item_stay_out_of_the_export(client, 
     assert exported == expected and all("internalNote" not in line for line in exported)
     csv_text = _get(client, scene, f"/v1/requests/export?{JANUARY}&format=csv").get_data(True)
     assert "internalNote" not in csv_text and ",x," not in csv_text
+
+
+def test_a_request_with_a_document_for_id_and_several_creation_times_is_exported_once(
+    client, scene, world, monkeypatch
+):
+    """As above, with another writer's document for `_id`, which a Python set refused."""
+    monkeypatch.setattr(repositories_exports, "FIRST_WINDOW", dt.timedelta(hours=1))
+    day = dt.datetime(2026, 1, 20)
+    times = [day, day + dt.timedelta(hours=5), day + dt.timedelta(days=3)]
+    world.bot_request(
+        bot=None, created_by=None, organization=scene["acme"], createdAt=times, _id={"n": 1}
+    )
+    query = f"{JANUARY}&fields=ip"
+    expected = _list(client, scene, f"/v1/requests/?limit=100&{query}")
+    exported = _lines(_get(client, scene, f"/v1/requests/export?{query}"))
+    assert exported == expected and len(exported) == len({line["id"] for line in exported})

@@ -185,14 +185,19 @@ def test_a_heavy_branchs_first_page_reads_windows_not_its_history(wire_uri, wire
 
 
 def test_documents_as_ids_are_told_apart_by_mongodbs_equality(wire_db):
-    """Another writer's `_id` may be a document, which Python cannot put in a set; arrays
-    read again in later windows are still dropped by it."""
+    """Another writer's `_id` may be a document, which Python cannot put in a set or a dict
+    key: arrays read again in later windows are still dropped by it, and a page of one
+    branch, fetched by id, finds its documents."""
     ensure_indexes(wire_db)
     requests = _requests(DATES + ARRAYS, 2)
     for number, request in enumerate(requests):
         request["_id"] = {"n": number, "kind": "request"}
     wire_db.botrequests.insert_many(requests)
     _pages_match(wire_db.botrequests, {}, limits=(1, 5, 30))
+    one_branch = Visibility.of({"organization": ORGS[0]})
+    expected = reference(wire_db.botrequests, one_branch, {}, SORT, 1, 5)
+    got = fetch_page(wire_db.botrequests, one_branch, {}, sort=SORT, page=1, limit=5)
+    assert ([d["_id"] for d in got.results], got.total_results) == expected
 
 
 def test_lists_that_windows_do_not_read_leave_no_anchor(db):

@@ -5,7 +5,8 @@ import mongomock
 import pytest
 from bson import Decimal128, Int64, ObjectId, Regex
 
-from repositories.summaries import Summaries, equality_key
+from repositories.bson_equality import equality_key
+from repositories.summaries import Summaries
 from runtime.exact_cache import ExactCache
 
 
