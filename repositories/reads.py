@@ -105,10 +105,14 @@ def count(collection: Collection, match: dict) -> int:
     return collection.count_documents(match)
 
 
-def page_keys(collection: Collection, match: dict, order: dict, skip: int, limit: int) -> list:
-    """`_id` and sort keys of the page, read from the index that serves filter and sort."""
+def page_keys(collection: Collection, match: dict, order: dict, skip: int, limit: int,
+              *, hint: str | None = None) -> list:  # fmt: skip
+    """`_id` and sort keys of the page, read from the index that serves filter and sort, or
+    from the one `hint` names."""
     projection = dict.fromkeys(order, 1)
     cursor = collection.find(match, projection, sort=list(order.items()), skip=skip, limit=limit)
+    if hint is not None:
+        cursor = cursor.hint(hint)
     return list(cursor.batch_size(limit))
 
 

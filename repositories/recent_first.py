@@ -140,15 +140,10 @@ class _Reader:
             if isinstance(key.get(self._field), list):
                 self._repeatable += 1
         self.found += kept[:need]
-        return len(fresh)
 
     def _query(self, condition: dict, limit: int, hint: str | None) -> list[dict]:
         match = {**self._match, self._field: condition}
-        projection = dict.fromkeys(self._order, 1)
-        cursor = self._collection.find(match, projection, sort=list(self._order.items()))
-        if hint is not None:
-            cursor = cursor.hint(hint)
-        return list(cursor.limit(limit).batch_size(limit))
+        return page_keys(self._collection, match, self._order, 0, limit, hint=hint)
 
 
 def _above_dates(reader: _Reader, field: str, bound: dict) -> None:
@@ -163,21 +158,26 @@ def _above_dates(reader: _Reader, field: str, bound: dict) -> None:
         reader.segment(condition)
 
 
-def _windowed(collection: Collection, match: dict, order: dict, want: int) -> tuple | None:
-    """(field, bound, memory) of a branch that windows read: newest first on one timestamp,
-    its condition on it a range of dates, and not remembered to hold fewer than `want`."""
+def _eligible(collection: Collection, match: dict, order: dict) -> tuple | None:
+    """(field, bound, memory) of a branch of a list that windows read: newest first on one
+    timestamp, its condition on it a range of dates."""
     field, *rest = order
     if rest != ["_id"] or order[field] != -1 or field not in WINDOWED.get(collection.name, ()):
         return None
     bound = _range(match.get(field))
     if bound is None:
         return None
-    memory = (collection.full_name, repr(match))
-    with _anchors_lock:
-        held = _anchors.get(memory)
-    if isinstance(held, int) and held < want:
+    return field, bound, (collection.full_name, repr(match))
+
+
+def _windowed(collection: Collection, match: dict, order: dict, want: int) -> tuple | None:
+    """`_eligible`, unless the branch is remembered to hold fewer than `want` items."""
+    eligible = _eligible(collection, match, order)
+    if eligible is None:
         return None
-    return field, bound, memory
+    with _anchors_lock:
+        held = _anchors.get(eligible[2])
+    return None if isinstance(held, int) and held < want else eligible
 
 
 def first_keys(collection: Collection, match: dict, order: dict, want: int) -> list[dict]:
@@ -209,8 +209,10 @@ def remember(collection: Collection, match: dict, order: dict, keys: list[dict],
     """What a plain read of a branch's first `want` items says of the next read: a full
     page that ends on a date gives windows their anchor; a short one, how many items the
     branch held, below which windows would run out. Nothing for a list they do not read."""
-    if _windowed(collection, match, order, 0) is not None:
-        _remember((collection.full_name, repr(match)), next(iter(order)), keys, want)
+    eligible = _eligible(collection, match, order)
+    if eligible is not None:
+        field, _, memory = eligible
+        _remember(memory, field, keys, want)
 
 
 def _remember(memory: tuple, field: str, keys: list[dict], want: int) -> None:
