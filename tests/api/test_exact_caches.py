@@ -300,7 +300,15 @@ def test_a_change_between_a_misss_read_and_its_storing_is_not_lost(cached_app, w
         wire_db.tokens.update_one(
             {"tokenHash": token_hash}, {"$set": {"revokedAt": dt.datetime.now(dt.UTC)}}
         )
-        wait_until(lambda: cache._generation != generation, "the stream saw the revocation")
+        # The revocation itself, not any change: the writes that made the token may still be
+        # on their way to the stream, and one of them alone let the stale answer be stored.
+        revocation = frozenset({("tokens", document["_id"])})
+
+        def arrived() -> bool:
+            with cache._lock:
+                return cache._changed_since(generation, revocation)
+
+        wait_until(arrived, "the stream saw the revocation")
         revoked.set()
         return document
 
