@@ -10,6 +10,7 @@ from pymongo.collection import Collection
 
 from access.policy import Visibility
 from domain.errors import InvalidParameter
+from repositories.bson_equality import equality_key
 from repositories.bson_order import (
     TAIL,
     WALK,
@@ -32,7 +33,7 @@ from repositories.reads import (
     page_keys,
     submit,
 )
-from repositories.recent_first import first_walk_keys, remember
+from repositories.recent_first import first_reads, first_walk_keys, remember
 
 # Items read at most to find the ties of a position; past it, one block per `_id` type.
 TIES = 100
@@ -113,10 +114,10 @@ def _in_order(collection: Collection, keys: list, order: dict, want: int) -> lis
     tail's in `_id` order. A document in two parts of the tail counts once."""
     phases = {}
     for phase, key in keys:
-        phases.setdefault(key["_id"], (phase, key))
+        phases.setdefault(equality_key(key["_id"]), (phase, key))
     ordered = []
     for phase, sort in ((WALK, order), (TAIL, {"_id": order["_id"]})):
-        ids = [id_ for id_, (kind, _) in phases.items() if kind == phase]
+        ids = [key["_id"] for kind, key in phases.values() if kind == phase]
         if ids and len(ordered) < want:
             pipeline = [
                 {"$match": {"_id": {"$in": ids}}},
@@ -124,7 +125,8 @@ def _in_order(collection: Collection, keys: list, order: dict, want: int) -> lis
                 {"$limit": want - len(ordered)},
                 {"$project": {"_id": 1}},
             ]
-            ordered += [phases[row["_id"]] for row in collection.aggregate(pipeline)]
+            rows = collection.aggregate(pipeline)
+            ordered += [phases[equality_key(row["_id"])] for row in rows]
     return ordered
 
 
@@ -163,13 +165,16 @@ def read_keyset_page(
     ties = None
     if resume is not None and resume.phase == WALK:
         ties = _ties_after(collection, matches, order, resume.position)
+    reads = matches
+    if resume is None:  # the first page: the union's first items (recent_first.first_reads)
+        reads = first_reads(collection, visibility, filters, narrow, order)
     branches = [
         submit(_branch_keys, collection, match, order, resume, want, ties is not None)
-        for match in matches
+        for match in reads
     ]
     keys = [(WALK, key) for key in ties or ()]
     keys += [key for branch in branches for key in branch.result()]
-    if len(matches) > 1 or any(phase == TAIL for phase, _ in keys):
+    if len(reads) > 1 or any(phase == TAIL for phase, _ in keys):
         keys = _in_order(collection, keys, order, want)
     page, following = keys[:limit], None
     if len(keys) > limit:

@@ -17,9 +17,11 @@ An offset page is read in three steps, shaped for a real MongoDB first:
 3. The page itself: the `limit` documents by `_id: {$in: ids}`, their fields of the
    projection alone, put back in page order.
 
-Visibility branches run as one query each, never one top-level `$or`, and are disjoint (why,
-and what it costs: docs/performance.md, Query by query); past MERGE_WINDOW ids a deep page is
-a `$or`. The branches' ids are put in order by the server, never here: MongoDB's comparison
+Visibility branches run as one query each, never one top-level `$or` (why, and what it
+costs: docs/performance.md, Query by query). They are disjoint where they are counted, and
+past MERGE_WINDOW ids, where a deep page is one `$or`; the first items of their union are
+read without what makes them disjoint (repositories/recent_first.py, `first_reads`). The
+branches' ids are put in order by the server, never here: MongoDB's comparison
 of BSON values (arrays by their smallest or largest element, objects field by field, NaN,
 MinKey...) is not Python's, and another writer's data holds them. The negated field that
 makes a branch disjoint trails its index (see repositories/indexes.py), which keeps
@@ -38,7 +40,7 @@ from access.policy import Visibility
 from repositories.bson_order import Resume, sort_order
 from repositories.keyset_pages import read_keyset_page
 from repositories.reads import count, disjoint_filters, documents, page_keys, submit
-from repositories.recent_first import first_keys
+from repositories.recent_first import first_keys, first_reads
 
 # Ids per branch that a merge of branches collects for the server to order, and the deepest
 # page read from its branch's first items (repositories/recent_first.py); past it, one query.
@@ -104,24 +106,21 @@ def page_count(total_results: int | None, limit: int) -> int | None:
     return None if total_results is None else -(-total_results // limit)
 
 
-def _union_page(collection, matches: list, order: dict, skip: int, limit: int, projection):
-    """The page of the union of disjoint branches, in MongoDB's own order.
+def _first_page(collection, reads: list, order: dict, skip: int, limit: int, projection):
+    """The page `skip` items into the union of `reads` (`recent_first.first_reads`), in
+    MongoDB's own order.
 
-    A branch's first `skip + limit` entries hold all of its entries on the page: each
-    branch reads those ids from its index, and the query that fetches the page's documents
-    sorts their union on the server and cuts the page out. The server, not Python, compares
-    the sort values: another writer's values of any BSON type (arrays, objects, NaN,
-    MinKey...) then fall where MongoDB's own sort puts them. Past MERGE_WINDOW ids per
-    branch, one `$or` query orders and skips on the server instead, so that no request holds
-    a deep window's ids.
+    A read's first `skip + limit` entries hold all of its entries on the page: each read
+    gives those ids from its index, and the query that fetches the page's documents sorts
+    their union on the server, where two reads' same id is one document, and cuts the page
+    out. The server, not Python, compares the sort values: another writer's values of any
+    BSON type (arrays, objects, NaN, MinKey...) then fall where MongoDB's own sort puts them.
     """
     window = skip + limit
-    if window > MERGE_WINDOW:
-        cursor = collection.find(
-            {"$or": matches}, {"_id": 1}, sort=list(order.items()), skip=skip, limit=limit
-        )
-        return documents(collection, [key["_id"] for key in cursor.batch_size(limit)], projection)
-    branches = [submit(first_keys, collection, match, order, window) for match in matches]
+    if len(reads) == 1:
+        keys = first_keys(collection, reads[0], order, window)[skip:]
+        return documents(collection, [key["_id"] for key in keys], projection)
+    branches = [submit(first_keys, collection, match, order, window) for match in reads]
     ids = [key["_id"] for branch in branches for key in branch.result()]
     if not ids:
         return []
@@ -129,6 +128,14 @@ def _union_page(collection, matches: list, order: dict, skip: int, limit: int, p
         {"_id": {"$in": ids}}, projection, sort=list(order.items()), skip=skip, limit=limit
     )
     return list(cursor.batch_size(limit))
+
+
+def _deep_page(collection, matches: list, order: dict, skip: int, limit: int, projection):
+    """A page past MERGE_WINDOW items: ordered and skipped on the server by one query, a
+    `$or` of the disjoint branches, so that no request holds a deep window's ids."""
+    match = matches[0] if len(matches) == 1 else {"$or": matches}
+    keys = page_keys(collection, match, order, skip, limit)
+    return documents(collection, [key["_id"] for key in keys], projection)
 
 
 def fetch_page(
@@ -151,14 +158,11 @@ def fetch_page(
     skip = (page - 1) * limit
     matches = disjoint_filters(visibility, filters, narrow)
     counts = [submit(count, collection, match) for match in matches] if counted else []
-    if len(matches) == 1:
-        if skip + limit <= MERGE_WINDOW:
-            keys = first_keys(collection, matches[0], order, skip + limit)[skip:]
-        else:
-            keys = page_keys(collection, matches[0], order, skip, limit)
-        results = documents(collection, [key["_id"] for key in keys], projection)
+    if skip + limit > MERGE_WINDOW:
+        results = _deep_page(collection, matches, order, skip, limit, projection)
     else:
-        results = _union_page(collection, matches, order, skip, limit, projection)
+        reads = first_reads(collection, visibility, filters, narrow, order)
+        results = _first_page(collection, reads, order, skip, limit, projection)
     total = sum(future.result() for future in counts) if counted else None
     return OffsetPage(results, page, limit, total)
 
@@ -182,11 +186,13 @@ def first_documents(
     put in order by the server, as page 1 is."""
     if visibility.is_empty:
         return []
-    matches = disjoint_filters(visibility, filters, narrow)
-    if len(matches) > 1:
-        return _union_page(collection, matches, sort_order(sort), 0, limit, projection)
+    if len(visibility.branches) > 1:
+        order = sort_order(sort)
+        reads = first_reads(collection, visibility, filters, narrow, order)
+        return _first_page(collection, reads, order, 0, limit, projection)
+    (match,) = disjoint_filters(visibility, filters, narrow)
     order = list(sort_order(sort).items())
-    return list(collection.find(matches[0], projection, sort=order, limit=limit).batch_size(limit))
+    return list(collection.find(match, projection, sort=order, limit=limit).batch_size(limit))
 
 
 def fetch_keyset_page(

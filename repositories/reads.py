@@ -92,6 +92,15 @@ def disjoint_filters(visibility: Visibility, filters: dict, narrow: dict | None 
     ]
 
 
+def overlapping_filters(visibility: Visibility, filters: dict, narrow: dict | None = None) -> list:
+    """One filter per visibility branch, without what excludes the branches before it: for
+    reading the first items of their union, whose ids the server dedupes (`_id: {$in}`).
+    The union's first items are among its branches' first items all the same, and without
+    an exclusion (`createdBy: {$ne}`) beside its equality, the embedded engine can bound a
+    branch's range of the sort key (repositories/recent_first.py)."""
+    return [combine(narrow or {}, branch, filters) for branch in visibility.branches]
+
+
 def count(collection: Collection, match: dict) -> int:
     """Exact count of one filter; served from the index that holds the filter's fields.
 

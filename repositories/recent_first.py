@@ -14,33 +14,37 @@ items wanted:
 2. the dates from the anchor on: the oldest item of the last first page this worker read of
    the same branch, or now (a branch that held fewer items than a page wants is read by
    the plain query, until it holds more);
-3. windows before the anchor, each ending where the previous one began, an hour wide and
-   then twice the previous one, until they reach a year back;
+3. the dates from ever earlier points on, an hour before the anchor and then twice as far
+   each time, until they reach a year back;
 4. the rest of the dates at once.
 
-If the dates run out first, the caller reads on as it would have. A list filtered on its
-timestamp (`createdFrom`, `createdTo`) holds only dates between its bounds, and arrays that
-hold one.
+If the dates run out first, the caller reads on as it would have. A list filtered from a
+date on (`createdFrom`) holds only dates after it, and arrays that hold one; a list
+bounded above (`createdTo`) is read plainly.
 
-An array sorts at its largest element, newest first, and a range selects it by any element:
-it is read first in the segment of its largest element, in its place there, and again in
-later ones, where it is dropped. Every comparison of order is the server's:
-Python only drops what it read before, and, for a keyset walk, what belongs to its tail
-(repositories/bson_order.py).
+Each segment's condition on the timestamp is one-sided, and selects again what the segments
+before it read, which is dropped: the embedded engine, given a range on both sides of an
+array's field, misses an array with elements on either side of it and none within, which
+MongoDB selects. An array sorts at its largest element, newest first, and a range selects it
+by any element: it is read first in the segment of its largest element, in its place there.
+Every comparison of order is the server's: Python only drops what it read before, and, for a
+keyset walk, what belongs to its tail (repositories/bson_order.py).
 """
 
 import datetime as dt
 import threading
 from collections.abc import Callable
 
+from bson import ObjectId
 from cachetools import LRUCache
 from pymongo.collection import Collection
 from pymongo.errors import OperationFailure
 
+from access.policy import Visibility
 from repositories.bson_equality import equality_key
 from repositories.bson_order import in_tail
 from repositories.indexes import ABOVE_DATES, REQUEST_SORTS, above_dates_index
-from repositories.reads import page_keys
+from repositories.reads import overlapping_filters, page_keys
 
 # The lists read through windows, and on which timestamps: bot requests, which grow without
 # bound (a worker serves the bot catalogue from its cache).
@@ -49,9 +53,10 @@ FIRST_WINDOW = dt.timedelta(hours=1)
 GROWTH = 2  # each window after the first is this many times as wide as the one before
 REACH = dt.timedelta(days=366)  # windows reach this far back from the anchor, then the rest
 ANCHORS = 4096  # branches whose anchor a worker remembers
+SPLIT = 8  # `$in`s of references read as at most this many queries, one per combination
 _MS = dt.timedelta(milliseconds=1)
 _BAD_VALUE = 2  # MongoDB's code for a hint that names no index
-_LOWER, _UPPER = ("$gt", "$gte"), ("$lt", "$lte")
+_LOWER = ("$gt", "$gte")
 
 _anchors: LRUCache = LRUCache(ANCHORS)
 _anchors_lock = threading.Lock()
@@ -70,38 +75,22 @@ def _shifted(moment: dt.datetime, delta: dt.timedelta) -> dt.datetime | None:
 
 
 def _range(condition) -> dict | None:
-    """A condition on the timestamp as {op: date}, at most one bound a side; None for any
+    """A condition on the timestamp as {op: date}, one lower bound at most; None for any
     other condition, which windows do not read."""
     if condition is None:
         return {}
-    if not isinstance(condition, dict) or not condition:
+    if not isinstance(condition, dict) or len(condition) != 1:
         return None
-    if not all(isinstance(value, dt.datetime) for value in condition.values()):
-        return None
-    lower = [op for op in condition if op in _LOWER]
-    upper = [op for op in condition if op in _UPPER]
-    if len(lower) > 1 or len(upper) > 1 or len(lower) + len(upper) != len(condition):
-        return None
-    return dict(condition)
+    ((op, value),) = condition.items()
+    return dict(condition) if op in _LOWER and isinstance(value, dt.datetime) else None
 
 
-def _tighter(ops: tuple[str, str], first: dict, second: dict, lower: bool) -> dict:
-    """Of two conditions' bounds on one side, the one that leaves out more (on a tie, the
-    strict one)."""
-    bounds = [(op, condition[op]) for condition in (first, second) for op in ops if op in condition]
-    if not bounds:
-        return {}
-    strict = ops[0]
-    if lower:
-        op, value = max(bounds, key=lambda bound: (bound[1], bound[0] == strict))
-    else:
-        op, value = min(bounds, key=lambda bound: (bound[1], bound[0] != strict))
+def _after(moment: dt.datetime, bound: dict) -> dict:
+    """The dates after `moment`, held to the list's own lower bound: of the two, the one
+    that leaves out more (on a tie, the strict one)."""
+    bounds = [("$gt", moment), *bound.items()]
+    op, value = max(bounds, key=lambda bound: (bound[1], bound[0] == "$gt"))
     return {op: value}
-
-
-def _within(window: dict, bound: dict) -> dict:
-    """The window's condition held to the list's own bound on the timestamp."""
-    return _tighter(_LOWER, window, bound, True) | _tighter(_UPPER, window, bound, False)
 
 
 class _Reader:
@@ -116,7 +105,6 @@ class _Reader:
         self._want = want
         self._keep = keep
         self._seen: set = set()
-        self._repeatable = 0  # items read that a later segment may select again
         self.found: list[dict] = []
 
     @property
@@ -124,10 +112,11 @@ class _Reader:
         return len(self.found) >= self._want
 
     def segment(self, condition: dict, hint: str | None = None) -> None:
-        """Reads the segment's first items that were not read before. An `_id` is told from
-        another by MongoDB's equality (another writer's may be a document)."""
+        """Reads the segment's first items that were not read before, which it may select
+        again. An `_id` is told from another by MongoDB's equality (another writer's may be
+        a document)."""
         need = self._want - len(self.found)
-        limit = need + self._repeatable
+        limit = need + len(self._seen)
         while True:
             keys = self._query(condition, limit, hint)
             fresh = [key for key in keys if equality_key(key["_id"]) not in self._seen]
@@ -135,10 +124,7 @@ class _Reader:
             if len(keys) < limit or len(kept) >= need:
                 break
             limit *= 2
-        for key in fresh:
-            self._seen.add(equality_key(key["_id"]))
-            if isinstance(key.get(self._field), list):
-                self._repeatable += 1
+        self._seen.update(equality_key(key["_id"]) for key in fresh)
         self.found += kept[:need]
 
     def _query(self, condition: dict, limit: int, hint: str | None) -> list[dict]:
@@ -160,7 +146,7 @@ def _above_dates(reader: _Reader, field: str, bound: dict) -> None:
 
 def _eligible(collection: Collection, match: dict, order: dict) -> tuple | None:
     """(field, bound, memory) of a branch of a list that windows read: newest first on one
-    timestamp, its condition on it a range of dates."""
+    timestamp, its condition on it none or a lower bound (`_range`)."""
     field, *rest = order
     if rest != ["_id"] or order[field] != -1 or field not in WINDOWED.get(collection.name, ()):
         return None
@@ -178,6 +164,39 @@ def _windowed(collection: Collection, match: dict, order: dict, want: int) -> tu
     with _anchors_lock:
         held = _anchors.get(eligible[2])
     return None if isinstance(held, int) and held < want else eligible
+
+
+def first_reads(collection: Collection, visibility: Visibility, filters: dict,
+                narrow: dict | None, order: dict) -> list[dict]:  # fmt: skip
+    """The queries whose first items hold a list's first items, for a reader that merges
+    them by `_id: {$in}` on the server: one per visibility branch, without the exclusions
+    that make branches disjoint (`reads.overlapping_filters`), and where windows read the
+    branch, one per combination of the references its `$in`s hold (a member's
+    organizations, the bots of a name; `_split`): each window's
+    query is then equalities and one range, which the embedded engine bounds (after
+    anything else, it decodes the branch's whole history)."""
+    reads = []
+    for match in overlapping_filters(visibility, filters, narrow):
+        reads += _split(match) if _eligible(collection, match, order) else [match]
+    return reads
+
+
+def _split(match: dict) -> list[dict]:
+    """`match` as one query per combination of the values of its `$in`s, each in its
+    field's place, when each holds ObjectIds (references, which equality and `$in` select
+    alike) and they make at most SPLIT queries; else `match` itself."""
+    parts = [match]
+    for field, condition in match.items():
+        if isinstance(condition, dict) and condition.keys() == {"$in"}:
+            values = condition["$in"]
+            if not isinstance(values, list) or not values:
+                return [match]
+            if not all(type(value) is ObjectId for value in values):
+                return [match]
+            parts = [{**part, field: value} for part in parts for value in dict.fromkeys(values)]
+            if len(parts) > SPLIT:
+                return [match]
+    return parts
 
 
 def first_keys(collection: Collection, match: dict, order: dict, want: int) -> list[dict]:
@@ -236,10 +255,6 @@ def _read(collection, match, order, want, walk: bool, field, bound, memory):
         anchor = _anchors.get(memory)
     if not isinstance(anchor, dt.datetime):
         anchor = _now()
-    if "$lt" in bound:
-        anchor = min(anchor, bound["$lt"] - _MS)
-    elif "$lte" in bound:
-        anchor = min(anchor, bound["$lte"])
     _dates(reader, bound, anchor)
     _remember(memory, field, reader.found, want)
     return reader.found, reader.full
@@ -248,15 +263,14 @@ def _read(collection, match, order, want, walk: bool, field, bound, memory):
 def _dates(reader: _Reader, bound: dict, anchor: dt.datetime) -> None:
     """Segments 2 to 4 of the module's docstring."""
     floor = bound.get("$gt", bound.get("$gte"))
-    high = _shifted(anchor, -_MS) or anchor
-    reader.segment(_within({"$gt": high}, bound))
+    low = _shifted(anchor, -_MS) or anchor
     width, reach = FIRST_WINDOW, _shifted(anchor, -REACH) or dt.datetime.min
-    while not reader.full:
-        upper = _shifted(high, _MS)
-        below = {} if upper is None else {"$lt": upper}
-        if high <= reach or (floor is not None and high <= floor):
-            reader.segment(_within(below, bound))
+    while True:
+        reader.segment(_after(low, bound))
+        if reader.full or (floor is not None and low <= floor):
             return
-        low = max(_shifted(high, -width) or dt.datetime.min, reach)
-        reader.segment(_within({"$gt": low} | below, bound))
-        high, width = low, width * GROWTH
+        if low <= reach:
+            reader.segment(bound or {"$lt": low + _MS})
+            return
+        low = max(_shifted(low, -width) or dt.datetime.min, reach)
+        width *= GROWTH

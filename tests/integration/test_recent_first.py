@@ -13,6 +13,8 @@ import pymongo
 import pytest
 from bson import Decimal128, ObjectId, Timestamp
 
+from access import policy
+from access.callers import Caller
 from access.policy import Visibility
 from domain import timestamps
 from repositories import recent_first
@@ -184,6 +186,44 @@ def test_a_heavy_branchs_first_page_reads_windows_not_its_history(wire_uri, wire
     client.close()
 
 
+def test_a_members_first_page_reads_each_organization_by_equality(wire_uri, wire_db):
+    """A member of two organizations: its own requests and each organization's are read by
+    an equality and a one-sided range on `createdAt`, which the embedded engine bounds (a
+    `$in`, or the `$ne` that keeps branches disjoint, would have it decode every request of
+    the branch); its own requests in its organizations are on the page once."""
+    ensure_indexes(wire_db)
+    member, other = USERS[0], USERS[1]
+    wire_db.botrequests.insert_many(
+        {
+            "organization": [ORGS[0], ORGS[1], None][h % 3],
+            "createdBy": [member, other][h % 2],
+            "createdAt": NOW - h * HOUR,
+        }
+        for h in range(24 * 60)
+    )
+    log = CommandLog()
+    client = pymongo.MongoClient(wire_uri, event_listeners=[log])
+    collection = client[wire_db.name].botrequests
+    visibility = policy.bot_requests(Caller.user(member, ORGS[:2]))
+    expected = [reference(wire_db.botrequests, visibility, {}, SORT, page, 10) for page in (1, 3)]
+    for read in ("cold", "warm"):
+        log.take()
+        got = [
+            fetch_page(collection, visibility, {}, sort=SORT, page=page, limit=10)
+            for page in (1, 3)
+        ]
+        assert [([d["_id"] for d in p.results], p.total_results) for p in got] == expected
+        finds = [c["filter"] for c in log.take() if c.get("find") == "botrequests"]
+        keys = [f for f in finds if "_id" not in f]  # not the page's documents by id
+        dated = [f for f in keys if "$type" not in f["createdAt"]]
+        assert {len(f) for f in dated} == {2}, (read, dated)
+        assert all(
+            not isinstance(f[field], dict) for f in dated for field in f if field != "createdAt"
+        )
+        assert all(list(f["createdAt"]) in (["$gt"], ["$lt"]) for f in dated), dated
+    client.close()
+
+
 def test_documents_as_ids_are_told_apart_by_mongodbs_equality(wire_db):
     """Another writer's `_id` may be a document, which Python cannot put in a set or a dict
     key: arrays read again in later windows are still dropped by it, and a page of one
@@ -198,6 +238,13 @@ def test_documents_as_ids_are_told_apart_by_mongodbs_equality(wire_db):
     expected = reference(wire_db.botrequests, one_branch, {}, SORT, 1, 5)
     got = fetch_page(wire_db.botrequests, one_branch, {}, sort=SORT, page=1, limit=5)
     assert ([d["_id"] for d in got.results], got.total_results) == expected
+    everything = all_ids(wire_db.botrequests, VISIBILITY, {}, SORT)
+    stored = [(d["_id"], d.get("createdAt")) for d in wire_db.botrequests.find()]
+    tail = [id_ for id_, value in stored if tail_value(value) and id_ in everything]
+    expected = [id_ for id_ in everything if id_ not in tail]
+    ids = walk(wire_db.botrequests, VISIBILITY, {}, SORT, 7)[0]
+    assert ids[: len(expected)] == expected
+    assert sorted(map(repr, ids[len(expected) :])) == sorted(map(repr, tail))
 
 
 def test_lists_that_windows_do_not_read_leave_no_anchor(db):
