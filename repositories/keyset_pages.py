@@ -167,7 +167,7 @@ def read_keyset_page(
         ties = _ties_after(collection, matches, order, resume.position)
     reads = matches
     if resume is None:  # the first page: the union's first items (recent_first.first_reads)
-        reads = first_reads(collection, visibility, filters, narrow, order)
+        reads = first_reads(collection, visibility, filters, narrow, order, want)
     branches = [
         submit(_branch_keys, collection, match, order, resume, want, ties is not None)
         for match in reads

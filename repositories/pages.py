@@ -15,7 +15,8 @@ An offset page is read in three steps, shaped for a real MongoDB first:
    branch's first `skip + limit` ids are read through windows of it instead
    (repositories/recent_first.py), which bound the embedded engine's cost too.
 3. The page itself: the `limit` documents by `_id: {$in: ids}`, their fields of the
-   projection alone, put back in page order.
+   projection alone, put back in page order; of several reads, sorted and cut out by the
+   server from all their ids.
 
 Visibility branches run as one query each, never one top-level `$or` (why, and what it
 costs: docs/performance.md, Query by query). They are disjoint where they are counted, and
@@ -39,12 +40,15 @@ from pymongo.collection import Collection
 from access.policy import Visibility
 from repositories.bson_order import Resume, sort_order
 from repositories.keyset_pages import read_keyset_page
-from repositories.reads import count, disjoint_filters, documents, page_keys, submit
+from repositories.reads import (
+    MERGE_WINDOW,
+    count,
+    disjoint_filters,
+    documents,
+    page_keys,
+    submit,
+)
 from repositories.recent_first import first_keys, first_reads
-
-# Ids per branch that a merge of branches collects for the server to order, and the deepest
-# page read from its branch's first items (repositories/recent_first.py); past it, one query.
-MERGE_WINDOW = 10_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,7 +165,7 @@ def fetch_page(
     if skip + limit > MERGE_WINDOW:
         results = _deep_page(collection, matches, order, skip, limit, projection)
     else:
-        reads = first_reads(collection, visibility, filters, narrow, order)
+        reads = first_reads(collection, visibility, filters, narrow, order, skip + limit)
         results = _first_page(collection, reads, order, skip, limit, projection)
     total = sum(future.result() for future in counts) if counted else None
     return OffsetPage(results, page, limit, total)
@@ -188,7 +192,7 @@ def first_documents(
         return []
     if len(visibility.branches) > 1:
         order = sort_order(sort)
-        reads = first_reads(collection, visibility, filters, narrow, order)
+        reads = first_reads(collection, visibility, filters, narrow, order, limit)
         return _first_page(collection, reads, order, 0, limit, projection)
     (match,) = disjoint_filters(visibility, filters, narrow)
     order = list(sort_order(sort).items())

@@ -25,6 +25,9 @@ from access.policy import Visibility
 from repositories.bson_equality import equality_key
 
 POOL_THREADS = 8
+# Ids per read that a merge of a list's reads collects for the server to order, and the
+# deepest page read from its first items (repositories/pages.py); past it, one query.
+MERGE_WINDOW = 10_000
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = Lock()

@@ -44,7 +44,7 @@ from access.policy import Visibility
 from repositories.bson_equality import equality_key
 from repositories.bson_order import in_tail
 from repositories.indexes import ABOVE_DATES, REQUEST_SORTS, above_dates_index
-from repositories.reads import overlapping_filters, page_keys
+from repositories.reads import MERGE_WINDOW, overlapping_filters, page_keys
 
 # The lists read through windows, and on which timestamps: bot requests, which grow without
 # bound (a worker serves the bot catalogue from its cache).
@@ -83,14 +83,6 @@ def _range(condition) -> dict | None:
         return None
     ((op, value),) = condition.items()
     return dict(condition) if op in _LOWER and isinstance(value, dt.datetime) else None
-
-
-def _after(moment: dt.datetime, bound: dict) -> dict:
-    """The dates after `moment`, held to the list's own lower bound: of the two, the one
-    that leaves out more (on a tie, the strict one)."""
-    bounds = [("$gt", moment), *bound.items()]
-    op, value = max(bounds, key=lambda bound: (bound[1], bound[0] == "$gt"))
-    return {op: value}
 
 
 class _Reader:
@@ -150,6 +142,8 @@ def _eligible(collection: Collection, match: dict, order: dict) -> tuple | None:
     field, *rest = order
     if rest != ["_id"] or order[field] != -1 or field not in WINDOWED.get(collection.name, ()):
         return None
+    if any(key.startswith("$") for key in match):  # a `$and` may hold a bound on the field
+        return None
     bound = _range(match.get(field))
     if bound is None:
         return None
@@ -167,24 +161,25 @@ def _windowed(collection: Collection, match: dict, order: dict, want: int) -> tu
 
 
 def first_reads(collection: Collection, visibility: Visibility, filters: dict,
-                narrow: dict | None, order: dict) -> list[dict]:  # fmt: skip
-    """The queries whose first items hold a list's first items, for a reader that merges
-    them by `_id: {$in}` on the server: one per visibility branch, without the exclusions
-    that make branches disjoint (`reads.overlapping_filters`), and where windows read the
-    branch, one per combination of the references its `$in`s hold (a member's
-    organizations, the bots of a name; `_split`): each window's
-    query is then equalities and one range, which the embedded engine bounds (after
-    anything else, it decodes the branch's whole history)."""
+                narrow: dict | None, order: dict, want: int) -> list[dict]:  # fmt: skip
+    """The queries whose first `want` items hold a list's first `want` items, for a reader
+    that merges them by `_id: {$in}` on the server: one per visibility branch, without the
+    exclusions that make branches disjoint (`reads.overlapping_filters`), and where windows
+    read the branch, one per combination of the references its `$in`s hold (a member's
+    organizations, the bots of a name; `_split`): each window's query is then equalities
+    and one range, which the embedded engine bounds (after anything else, it decodes the
+    branch's whole history)."""
     reads = []
     for match in overlapping_filters(visibility, filters, narrow):
-        reads += _split(match) if _eligible(collection, match, order) else [match]
+        reads += _split(match, want) if _eligible(collection, match, order) else [match]
     return reads
 
 
-def _split(match: dict) -> list[dict]:
+def _split(match: dict, want: int) -> list[dict]:
     """`match` as one query per combination of the values of its `$in`s, each in its
     field's place, when each holds ObjectIds (references, which equality and `$in` select
-    alike) and they make at most SPLIT queries; else `match` itself."""
+    alike) and they make at most SPLIT queries, which give the merge at most MERGE_WINDOW
+    ids together; else `match` itself."""
     parts = [match]
     for field, condition in match.items():
         if isinstance(condition, dict) and condition.keys() == {"$in"}:
@@ -194,7 +189,7 @@ def _split(match: dict) -> list[dict]:
             if not all(type(value) is ObjectId for value in values):
                 return [match]
             parts = [{**part, field: value} for part in parts for value in dict.fromkeys(values)]
-            if len(parts) > SPLIT:
+            if len(parts) > SPLIT or len(parts) * want > MERGE_WINDOW:
                 return [match]
     return parts
 
@@ -261,13 +256,17 @@ def _read(collection, match, order, want, walk: bool, field, bound, memory):
 
 
 def _dates(reader: _Reader, bound: dict, anchor: dt.datetime) -> None:
-    """Segments 2 to 4 of the module's docstring."""
+    """Segments 2 to 4 of the module's docstring; once a segment would reach the list's own
+    lower bound, that bound is the segment (every date the list holds)."""
     floor = bound.get("$gt", bound.get("$gte"))
     low = _shifted(anchor, -_MS) or anchor
     width, reach = FIRST_WINDOW, _shifted(anchor, -REACH) or dt.datetime.min
     while True:
-        reader.segment(_after(low, bound))
-        if reader.full or (floor is not None and low <= floor):
+        if floor is not None and low <= floor:
+            reader.segment(bound)
+            return
+        reader.segment({"$gt": low})
+        if reader.full:
             return
         if low <= reach:
             reader.segment(bound or {"$lt": low + _MS})

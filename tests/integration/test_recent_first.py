@@ -9,6 +9,7 @@ the wire server, a value of every BSON type; filters bound the timestamp from ei
 import datetime as dt
 import random
 
+import mongomock
 import pymongo
 import pytest
 from bson import Decimal128, ObjectId, Timestamp
@@ -258,3 +259,56 @@ def test_lists_that_windows_do_not_read_leave_no_anchor(db):
     fetch_keyset_page(db.botrequests, VISIBILITY, {}, sort=[("createdAt", 1)], limit=2,
                       resume=None, counted=False)  # fmt: skip
     assert not recent_first._anchors
+
+
+def test_lists_bounded_above_or_held_in_an_and_are_read_plainly(db):
+    """A bound above the timestamp, or one a `$and` holds (a creator filter that clashes
+    with the caller's own branch), is read by the plain query: windows would step past it."""
+    ensure_indexes(db)
+    db.botrequests.insert_many(_requests(DATES, 2))
+    below = {"createdAt": {"$lt": NOW - DAY}}
+    for narrow in (None, {"createdBy": USERS[0]}):
+        got = fetch_page(db.botrequests, VISIBILITY, below, sort=SORT, page=1, limit=3,
+                         narrow=narrow)  # fmt: skip
+        expected = reference(db.botrequests, VISIBILITY, {**below, **(narrow or {})}, SORT, 1, 3)
+        assert ([d["_id"] for d in got.results], got.total_results) == expected
+    assert not recent_first._anchors
+
+
+def test_rows_at_the_lower_bound_itself_are_read():
+    """A list from the earliest date on (`$gte`), its anchor at that date: the last segment
+    is the list's own bound, so a keyset walk finds the rows at it too. On mongomock, which
+    keeps MongoDB's `$gte`: the embedded engine's leaves out a value equal to the bound on a
+    descending index, in the plain query too (domain/timestamps.py)."""
+    db = mongomock.MongoClient().bounds
+    ensure_indexes(db)
+    earliest = dt.datetime.min
+    db.botrequests.insert_many({"createdBy": USERS[0], "createdAt": earliest} for _ in range(3))
+    mine = Visibility.of({"createdBy": USERS[0]})
+    since = {"createdAt": {"$gte": earliest}}
+    fetch_page(db.botrequests, mine, since, sort=SORT, page=1, limit=2)
+    assert walk(db.botrequests, mine, since, SORT, 2)[0] == all_ids(
+        db.botrequests, mine, since, SORT
+    )
+
+
+@pytest.mark.parametrize(
+    ("organizations", "want", "reads"),
+    [
+        (ORGS[:2], 10, 3),  # the member's own, and one per organization
+        (ORGS[:2], 6_000, 2),  # 2 x 6,000 ids would pass MERGE_WINDOW
+        ([ObjectId() for _ in range(recent_first.SPLIT + 1)], 10, 2),
+        (["acme", "globex"], 10, 2),  # not references
+    ],
+)
+def test_a_branchs_in_is_split_only_into_a_few_reads_of_references(db, organizations, want,
+                                                                    reads):  # fmt: skip
+    visibility = Visibility.of({"createdBy": USERS[0]}, {"organization": {"$in": organizations}})
+    order = {"createdAt": -1, "_id": -1}
+    got = recent_first.first_reads(db.botrequests, visibility, {}, None, order, want)
+    assert len(got) == reads
+    assert all("$ne" not in str(match) for match in got)
+    oldest_first = {"createdAt": 1, "_id": 1}
+    assert (
+        len(recent_first.first_reads(db.botrequests, visibility, {}, None, oldest_first, 10)) == 2
+    )
