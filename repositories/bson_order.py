@@ -25,10 +25,11 @@ after the walk, in `_id` order, in the *tail*, and appears exactly once in a wal
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Timestamp
+from bson import Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
 NOT_ARRAY = {"$not": {"$type": "array"}}
 
@@ -50,6 +51,9 @@ _BRACKETS = (
 _NULL, _NUMBER, _CODE = 1, 2, len(_BRACKETS) - 2
 _NO_RANGE = {0, _NULL, len(_BRACKETS) - 1}
 _ANY_NUMBER = {"$gte": -math.inf}  # every number but NaN, which sorts below them all
+# What pymongo reads of the types that sort from the dates on (a regular expression may be
+# read as either; JavaScript with a scope is Code too).
+_DATES_AND_ABOVE = (dt.datetime, Timestamp, Regex, re.Pattern, Code, MaxKey)
 
 
 def sort_order(sort: list[tuple[str, int]]) -> dict:
@@ -206,12 +210,24 @@ def walk_blocks(order: dict, position: Position | None, ties_read: bool = False)
     return blocks
 
 
-def below_dates(order: dict) -> list[dict]:
-    """The blocks of a walk from its start, newest first on one key, that follow its dates
-    (repositories/recent_first.py reads those before)."""
+def past_dates(order: dict) -> list[dict]:
+    """The blocks of a walk from its start, in either direction on one key, that follow its
+    dates (repositories/first_items.py reads those before)."""
     key = next(iter(order))
     dates = _BRACKETS.index((dt.datetime, {"$type": "date"}))
-    return [{key: {**condition, **NOT_ARRAY}} for condition in _brackets(-1, dates)]
+    return [{key: {**condition, **NOT_ARRAY}} for condition in _brackets(order[key], dates)]
+
+
+def first_below_dates(value) -> bool:
+    """Whether `value` sorts before every date, oldest first: an array by its smallest
+    element (an empty one below null, an array element among the arrays), a missing value
+    as null. Unplaceable for a DBRef, which may have been stored as an object (below the
+    dates) or as a DBPointer (above them)."""
+    if isinstance(value, DBRef):
+        raise Unplaceable("a DBRef, an object or a DBPointer")
+    if isinstance(value, list):
+        return not value or any(isinstance(item, list) or first_below_dates(item) for item in value)
+    return not isinstance(value, _DATES_AND_ABOVE)
 
 
 def _block(keys: list[str], depth: int, conditions: dict) -> dict:

@@ -26,15 +26,25 @@ BOT_SORTS = ("name", "slug", "creditCost", "createdAt", "updatedAt")
 REQUEST_SORTS = ("createdAt", "updatedAt")
 
 
-# The BSON types that sort above every date, as `$type` names them.
+# The BSON types that sort above every date and those that sort below them, as `$type` names
+# them. "array" is among those below: it selects an array of arrays, which sorts there, and
+# also every other array, which the reader places by its smallest element.
 ABOVE_DATES = ["timestamp", "regex", "dbPointer", "javascript", "javascriptWithScope", "maxKey"]
+BELOW_DATES = ["minKey", "undefined", "null", "double", "int", "long", "decimal", "symbol",
+               "string", "object", "array", "binData", "objectId", "bool"]  # fmt: skip
 
 
 def above_dates_index(attribute: str) -> str:
     """The partial index of the requests whose `attribute` holds a value that sorts above
     every date: none, as requests are written, and one query reads them all
-    (repositories/recent_first.py)."""
+    (repositories/first_items.py)."""
     return f"{attribute}_above_dates"
+
+
+def below_dates_index(attribute: str) -> str:
+    """The partial index of the requests whose `attribute` holds a value of a type below
+    the dates, or an array: none, as requests are written (repositories/first_items.py)."""
+    return f"{attribute}_below_dates"
 
 
 def _bot_indexes() -> list[IndexModel]:
@@ -88,6 +98,11 @@ def _request_indexes() -> list[IndexModel]:
                 [(attribute, DESCENDING)],
                 name=above_dates_index(attribute),
                 partialFilterExpression={attribute: {"$type": ABOVE_DATES}},
+            ),
+            IndexModel(
+                [(attribute, ASCENDING)],
+                name=below_dates_index(attribute),
+                partialFilterExpression={attribute: {"$type": BELOW_DATES}},
             ),
         ]
     return indexes

@@ -16,14 +16,15 @@ from repositories.bson_order import (
     WALK,
     Position,
     Resume,
-    below_dates,
     in_tail,
+    past_dates,
     relaxed,
     sort_order,
     tail_parts,
     tie_block,
     walk_blocks,
 )
+from repositories.first_items import first_reads, first_walk_keys, remember
 from repositories.reads import (
     combine,
     count,
@@ -33,7 +34,6 @@ from repositories.reads import (
     page_keys,
     submit,
 )
-from repositories.recent_first import first_reads, first_walk_keys, remember
 
 # Items read at most to find the ties of a position; past it, one block per `_id` type.
 TIES = 100
@@ -69,7 +69,7 @@ def _branch_keys(collection, match: dict, order: dict, resume: Resume | None, wa
             found = [(WALK, key) for key in keys]
             if complete:
                 return found[:want]
-            blocks = below_dates(order)
+            blocks = past_dates(order)
         else:
             # Most lists hold no tail value: their first items, asked plainly, start the walk.
             keys = _find(collection, match, {}, order, want)
@@ -166,7 +166,7 @@ def read_keyset_page(
     if resume is not None and resume.phase == WALK:
         ties = _ties_after(collection, matches, order, resume.position)
     reads = matches
-    if resume is None:  # the first page: the union's first items (recent_first.first_reads)
+    if resume is None:  # the first page: the union's first items (first_items.first_reads)
         reads = first_reads(collection, visibility, filters, narrow, order, want)
     branches = [
         submit(_branch_keys, collection, match, order, resume, want, ties is not None)

@@ -11,9 +11,9 @@ An offset page is read in three steps, shaped for a real MongoDB first:
    field of the filter, so MongoDB answers it from index keys alone (no document is fetched).
 2. The page's ids, at the same time as the counts: a `find` projected on `_id` and the sort
    keys, sorted and limited on an index that holds filter, sort and `_id`, so MongoDB walks
-   `skip + limit` index keys and reads no document. Sorted newest first on a timestamp, a
-   branch's first `skip + limit` ids are read through windows of it instead
-   (repositories/recent_first.py), which bound the embedded engine's cost too.
+   `skip + limit` index keys and reads no document. Sorted on a timestamp, a branch's
+   first `skip + limit` ids are read through windows of it instead
+   (repositories/first_items.py), which bound the embedded engine's cost too.
 3. The page itself: the `limit` documents by `_id: {$in: ids}`, their fields of the
    projection alone, put back in page order; of several reads, sorted and cut out by the
    server from all their ids.
@@ -21,7 +21,7 @@ An offset page is read in three steps, shaped for a real MongoDB first:
 Visibility branches run as one query each, never one top-level `$or` (why, and what it
 costs: docs/performance.md, Query by query). They are disjoint where they are counted, and
 past MERGE_WINDOW ids, where a deep page is one `$or`; the first items of their union are
-read without what makes them disjoint (repositories/recent_first.py, `first_reads`). The
+read without what makes them disjoint (repositories/first_items.py, `first_reads`). The
 branches' ids are put in order by the server, never here: MongoDB's comparison
 of BSON values (arrays by their smallest or largest element, objects field by field, NaN,
 MinKey...) is not Python's, and another writer's data holds them. The negated field that
@@ -39,6 +39,7 @@ from pymongo.collection import Collection
 
 from access.policy import Visibility
 from repositories.bson_order import Resume, sort_order
+from repositories.first_items import first_keys, first_reads
 from repositories.keyset_pages import read_keyset_page
 from repositories.reads import (
     MERGE_WINDOW,
@@ -48,7 +49,6 @@ from repositories.reads import (
     page_keys,
     submit,
 )
-from repositories.recent_first import first_keys, first_reads
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,7 +111,7 @@ def page_count(total_results: int | None, limit: int) -> int | None:
 
 
 def _first_page(collection, reads: list, order: dict, skip: int, limit: int, projection):
-    """The page `skip` items into the union of `reads` (`recent_first.first_reads`), in
+    """The page `skip` items into the union of `reads` (`first_items.first_reads`), in
     MongoDB's own order.
 
     A read's first `skip + limit` entries hold all of its entries on the page: each read

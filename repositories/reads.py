@@ -100,7 +100,7 @@ def overlapping_filters(visibility: Visibility, filters: dict, narrow: dict | No
     reading the first items of their union, whose ids the server dedupes (`_id: {$in}`).
     The union's first items are among its branches' first items all the same, and without
     an exclusion (`createdBy: {$ne}`) beside its equality, the embedded engine can bound a
-    branch's range of the sort key (repositories/recent_first.py)."""
+    branch's range of the sort key (repositories/first_items.py)."""
     return [combine(narrow or {}, branch, filters) for branch in visibility.branches]
 
 

@@ -6,7 +6,7 @@ small fixed number per endpoint, the same for a page of 1 and of 100 and for ten
 data; no N+1, joins only for the page's items, which are fetched by id, never more than
 `limit` of them, even deep in the list. A list of requests reads its first keys with one
 query per read (READS), or, warm and newest first, two: what sorts above every date and
-what follows the anchor (repositories/recent_first.py). A bot request is joined to nothing:
+what follows the anchor (repositories/first_items.py). A bot request is joined to nothing:
 each reference it shows costs one `$in` query per page (repositories/summaries.py). Only on
 the wire-protocol server: mongomock has no wire and no monitoring. With the caches on,
 tests/api/test_exact_caches.py counts what is left.
@@ -99,7 +99,7 @@ ENDPOINTS = {
 
 
 # The reads of the request lists' first keys, each of which a warm list reads with one or two
-# queries: one per visibility branch and reference its `$in`s hold (recent_first.first_reads),
+# queries: one per visibility branch and reference its `$in`s hold (first_items.first_reads),
 # here Ada's own and Acme's, by each of the two bots of a name.
 READS = {"requests": 2, "requests by name": 4, "organization requests": 1}
 

@@ -1,17 +1,17 @@
 """The BSON types mongomock does not know, taught as MongoDB queries and orders them.
 
 The keyset walk names the bracket of every type it places and ranges within it
-(repositories/bson_order.py), and a first page asks for every type above the dates at once
-(repositories/recent_first.py); mongomock raises NotImplementedError on `$type: "timestamp"`
-or `"javascript"` even where no document holds one, and on any comparison with a timestamp,
-as a forged cursor's position may be, and it takes no list of types. To Python, JavaScript
-code is a str: MongoDB's `"string"` excludes it, and orders it after every other type but
-MaxKey.
+(repositories/bson_order.py), and a first page asks for every type above the dates, or below
+them, at once (repositories/first_items.py); mongomock raises NotImplementedError on
+`$type: "timestamp"`, `"javascript"` or `"null"` even where no document holds one, and on
+any comparison with a timestamp, as a forged cursor's position may be, and it takes no list
+of types. To Python, JavaScript code is a str: MongoDB's `"string"` excludes it, and orders
+it after every other type but MaxKey.
 """
 
 import re
 
-from bson import Code, MaxKey, Regex, Timestamp
+from bson import Code, MaxKey, MinKey, Regex, Timestamp
 from mongomock import filtering
 
 # MongoDB's canonical order of the two types, between a date's (45) and MaxKey.
@@ -24,7 +24,10 @@ def teach() -> None:
     types["regex"] = lambda value: isinstance(value, Regex | re.Pattern)
     types["javascriptWithScope"] = lambda value: isinstance(value, Code) and value.scope is not None
     types["maxKey"] = lambda value: isinstance(value, MaxKey)
-    types["dbPointer"] = lambda value: False  # the driver decodes none as such
+    types["minKey"] = lambda value: isinstance(value, MinKey)
+    types["null"] = lambda value: value is None
+    # The driver decodes none as such: a DBPointer is a DBRef, undefined None, a symbol a str.
+    types["dbPointer"] = types["undefined"] = types["symbol"] = lambda value: False
     one_type = filtering._type_op
 
     def any_type(value, names, in_array=False):

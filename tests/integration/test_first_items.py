@@ -1,6 +1,6 @@
-"""First pages newest first through windows of the timestamp (repositories/recent_first.py):
-exactly one plain query's page, offset or keyset, cold and with the worker's anchor, and
-bounded reads on the wire.
+"""First pages through windows of the timestamp (repositories/first_items.py), newest and
+oldest first: exactly one plain query's page, offset or keyset, cold and with the worker's
+anchor, and bounded reads on the wire.
 
 The dates spread from the future to before 1970, with ties, arrays across windows and, on
 the wire server, a value of every BSON type; filters bound the timestamp from either side.
@@ -12,20 +12,20 @@ import random
 import mongomock
 import pymongo
 import pytest
-from bson import Decimal128, ObjectId, Timestamp
+from bson import DBRef, Decimal128, ObjectId, Timestamp
 
 from access import policy
 from access.callers import Caller
 from access.policy import Visibility
 from domain import timestamps
-from repositories import recent_first
-from repositories.indexes import above_dates_index, ensure_indexes
+from repositories import first_items
+from repositories.indexes import above_dates_index, below_dates_index, ensure_indexes
 from repositories.pages import fetch_keyset_page, fetch_page
 from tests.support.command_log import CommandLog
 from tests.support.page_data import ODD_VALUES, ORGS, USERS
 from tests.support.page_reads import all_ids, reference, tail_value, walk
 
-HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
+HOUR, DAY, MS = dt.timedelta(hours=1), dt.timedelta(days=1), dt.timedelta(milliseconds=1)
 NOW = dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
 AGO = [
     -dt.timedelta(days=1),
@@ -47,9 +47,13 @@ ARRAYS = [
     [NOW - dt.timedelta(days=800)],
     [dt.datetime(1969, 1, 1), NOW + dt.timedelta(hours=1)],
     [Timestamp(5, 1), NOW],
+    [None, NOW - dt.timedelta(days=5)],
+    [[NOW - dt.timedelta(days=6)]],
+    [Decimal128("4"), NOW - dt.timedelta(days=7)],
 ]
 VISIBILITY = Visibility.of({"createdBy": USERS[0]}, {"organization": {"$in": ORGS[:2]}})
 SORT = [("createdAt", -1)]
+SORTS = [SORT, [("createdAt", 1)]]
 FILTERS = [
     {},
     {"createdAt": timestamps.between(NOW - dt.timedelta(days=50), None)},
@@ -60,9 +64,9 @@ FILTERS = [
 
 @pytest.fixture(autouse=True)
 def _no_anchor():
-    recent_first._anchors.clear()
+    first_items._anchors.clear()
     yield
-    recent_first._anchors.clear()
+    first_items._anchors.clear()
 
 
 def _requests(values: list, copies: int) -> list[dict]:
@@ -77,88 +81,127 @@ def _requests(values: list, copies: int) -> list[dict]:
     ]
 
 
-def _pages_match(collection, filters: dict, limits=(1, 3, 10)) -> None:
+def _pages_match(collection, filters: dict, limits=(1, 3, 10), sort=SORT) -> None:
     """Each page, read twice (without an anchor, then with the one the first read left), is
     the plain query's."""
     for limit in limits:
         for page in (1, 2, 4):
-            expected = reference(collection, VISIBILITY, filters, SORT, page, limit)
+            expected = reference(collection, VISIBILITY, filters, sort, page, limit)
             for _ in range(2):
-                got = fetch_page(collection, VISIBILITY, filters, sort=SORT, page=page, limit=limit)
+                got = fetch_page(collection, VISIBILITY, filters, sort=sort, page=page, limit=limit)
                 assert ([d["_id"] for d in got.results], got.total_results) == expected
 
 
+@pytest.mark.parametrize("sort", SORTS)
 @pytest.mark.parametrize("filters", FILTERS)
-def test_offset_pages_through_windows_are_the_plain_querys(db, filters):
+def test_offset_pages_through_windows_are_the_plain_querys(db, filters, sort):
     ensure_indexes(db)
     db.botrequests.insert_many(_requests(DATES, 3))
-    _pages_match(db.botrequests, filters)
+    _pages_match(db.botrequests, filters, sort=sort)
 
 
-def test_a_walks_first_pages_through_windows_are_the_plain_querys(db):
+@pytest.mark.parametrize("sort", SORTS)
+def test_a_walks_first_pages_through_windows_are_the_plain_querys(db, sort):
     ensure_indexes(db)
     db.botrequests.insert_many(_requests(DATES, 3))
-    expected = all_ids(db.botrequests, VISIBILITY, {}, SORT)
+    expected = all_ids(db.botrequests, VISIBILITY, {}, sort)
     for limit in (1, 4, 10):
         for _ in range(2):
-            assert walk(db.botrequests, VISIBILITY, {}, SORT, limit)[0] == expected
+            assert walk(db.botrequests, VISIBILITY, {}, sort, limit)[0] == expected
 
 
+@pytest.mark.parametrize("sort", SORTS)
 @pytest.mark.parametrize("filters", FILTERS)
-def test_odd_values_and_arrays_keep_the_servers_order(wire_db, filters):
-    """Every BSON type, arrays across windows and above the dates, on the wire server:
-    mongomock cannot sort them. Offset pages in the server's order; a keyset walk in its
-    own, the tail last."""
+def test_odd_values_and_arrays_keep_the_servers_order(wire_db, filters, sort):
+    """Every BSON type, arrays across windows and on either side of the dates, on the wire
+    server: mongomock cannot sort them. Offset pages in the server's order."""
     ensure_indexes(wire_db)
     wire_db.botrequests.insert_many(_requests(DATES + ARRAYS + ODD_VALUES, 2))
-    _pages_match(wire_db.botrequests, filters, limits=(1, 5, 30))
+    _pages_match(wire_db.botrequests, filters, limits=(1, 5, 30), sort=sort)
 
 
+@pytest.mark.parametrize("sort", SORTS)
 @pytest.mark.parametrize("filters", FILTERS)
-def test_a_walk_over_odd_values_and_arrays_keeps_its_order(wire_db, filters):
+def test_a_walk_over_odd_values_and_arrays_keeps_its_order(wire_db, filters, sort):
     """As above, for a keyset walk: the server's order, the tail last. Without the empty
     string and negative infinity, which the embedded engine's range over a descending index
     leaves out wherever a walk starts (pages after the first, which windows do not read)."""
     ensure_indexes(wire_db)
     odd = [value for value in ODD_VALUES if value not in ("", Decimal128("-Infinity"))]
     wire_db.botrequests.insert_many(_requests(DATES + ARRAYS + odd, 2))
-    everything = all_ids(wire_db.botrequests, VISIBILITY, filters, SORT)
+    everything = all_ids(wire_db.botrequests, VISIBILITY, filters, sort)
     stored = {d["_id"]: d.get("createdAt") for d in wire_db.botrequests.find()}
     tail = [id_ for id_ in everything if tail_value(stored[id_])]
-    expected = [id_ for id_ in everything if id_ not in tail] + sorted(tail, reverse=True)
+    tail = sorted(tail, reverse=sort[0][1] == -1)
+    expected = [id_ for id_ in everything if id_ not in tail] + tail
     for limit in (1, 5, 30):
         for _ in range(2):
-            assert walk(wire_db.botrequests, VISIBILITY, filters, SORT, limit)[0] == expected
+            assert walk(wire_db.botrequests, VISIBILITY, filters, sort, limit)[0] == expected
 
 
-def test_without_the_partial_index_the_types_above_dates_are_still_read(wire_db):
+@pytest.mark.parametrize("sort", SORTS)
+def test_without_the_partial_indexes_the_types_past_the_dates_are_still_read(wire_db, sort):
     ensure_indexes(wire_db)
     wire_db.botrequests.drop_index(above_dates_index("createdAt"))
+    wire_db.botrequests.drop_index(below_dates_index("createdAt"))
     wire_db.botrequests.insert_many(_requests(DATES + ARRAYS + ODD_VALUES, 1))
-    _pages_match(wire_db.botrequests, {}, limits=(2, 30))
+    _pages_match(wire_db.botrequests, {}, limits=(2, 30), sort=sort)
 
 
-def test_the_anchor_is_a_hint_that_changes_no_answer(db):
-    """Requests written above the anchor, or the anchor's own request deleted, after a
-    first page left it: the next pages are still the plain query's."""
+def test_oldest_first_what_sorts_below_the_dates_comes_first(wire_db):
+    """Oldest first on the wire server, a few of each branch's items below the dates: of
+    each type below them, arrays whose smallest element is one (or an array), and missing
+    values, then the dates. Each page's second read goes through windows from the anchor
+    its first read left."""
+    ensure_indexes(wire_db)
+    below = ODD_VALUES[: ODD_VALUES.index(dt.datetime(1969, 12, 31))]
+    requests = _requests(DATES * 8 + ARRAYS + below, 1)
+    for request in requests[::12]:
+        del request["createdAt"]
+    wire_db.botrequests.insert_many(requests)
+    fetch_page(wire_db.botrequests, VISIBILITY, {}, sort=SORTS[1], page=1, limit=20)
+    assert any(isinstance(value, dt.datetime) for value in first_items._anchors.values())
+    _pages_match(wire_db.botrequests, {}, limits=(5, 20), sort=SORTS[1])
+    bounded = {"createdAt": timestamps.between(None, NOW - dt.timedelta(days=3))}
+    _pages_match(wire_db.botrequests, bounded, limits=(5, 20), sort=SORTS[1])
+
+
+def test_a_reference_in_an_array_oldest_first_is_read_plainly():
+    """A DBRef in an array may be an object, which sorts below the dates, or a DBPointer,
+    which sorts above them: Python cannot tell which, so the branch is read plainly. On
+    mongomock: the embedded engine refuses to index a DBRef."""
+    db = mongomock.MongoClient().references
+    ensure_indexes(db)
+    db.botrequests.insert_many(_requests([[DBRef("bots", ObjectId()), NOW - DAY], *DATES], 1))
+    _pages_match(db.botrequests, {}, limits=(2, 30), sort=SORTS[1])
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_the_anchor_is_a_hint_that_changes_no_answer(db, sort):
+    """Requests written past the anchor on the list's side, or the anchor's own request
+    deleted, after a first page left it: the next pages are still the plain query's."""
     ensure_indexes(db)
     db.botrequests.insert_many(_requests(DATES, 2))
-    _pages_match(db.botrequests, {}, limits=(3,))
-    anchor = next(iter(recent_first._anchors.values()))
+    _pages_match(db.botrequests, {}, limits=(3,), sort=sort)
+    fetch_page(db.botrequests, VISIBILITY, {}, sort=sort, page=1, limit=3)  # page 4's left counts
+    anchors = first_items._anchors.values()
+    anchor = next(value for value in anchors if isinstance(value, dt.datetime))
     db.botrequests.delete_many({"createdAt": anchor})
-    db.botrequests.insert_many(_requests([NOW + dt.timedelta(minutes=5), anchor], 2))
-    _pages_match(db.botrequests, {}, limits=(3,))
+    beyond = dt.timedelta(minutes=5) * -sort[0][1]
+    db.botrequests.insert_many(_requests([anchor + beyond, anchor], 2))
+    _pages_match(db.botrequests, {}, limits=(3,), sort=sort)
 
 
-def test_a_branch_the_dates_ran_out_on_is_read_plainly_until_it_fills(db):
+@pytest.mark.parametrize("sort", SORTS)
+def test_a_branch_the_dates_ran_out_on_is_read_plainly_until_it_fills(db, sort):
     ensure_indexes(db)
     db.botrequests.insert_many(_requests(DATES[:2], 1))
-    _pages_match(db.botrequests, {}, limits=(10,))
-    assert set(recent_first._anchors.values()) <= {0, 1, 2}
+    _pages_match(db.botrequests, {}, limits=(10,), sort=sort)
+    assert set(first_items._anchors.values()) <= {0, 1, 2}
     db.botrequests.insert_many(_requests(DATES, 3))
-    fetch_page(db.botrequests, VISIBILITY, {}, sort=SORT, page=1, limit=3)
-    assert any(isinstance(value, dt.datetime) for value in recent_first._anchors.values())
-    _pages_match(db.botrequests, {}, limits=(10,))
+    fetch_page(db.botrequests, VISIBILITY, {}, sort=sort, page=1, limit=3)
+    assert any(isinstance(value, dt.datetime) for value in first_items._anchors.values())
+    _pages_match(db.botrequests, {}, limits=(10,), sort=sort)
 
 
 def test_a_heavy_branchs_first_page_reads_windows_not_its_history(wire_uri, wire_db):
@@ -184,6 +227,32 @@ def test_a_heavy_branchs_first_page_reads_windows_not_its_history(wire_uri, wire
         oldest = min(c["filter"]["createdAt"]["$gt"] for c in dated)
         assert NOW - oldest <= {"cold": 4 * DAY, "warm": DAY}[read], (read, keys)
         assert len(keys) <= {"cold": 7, "warm": 3}[read], (read, keys)
+    client.close()
+
+
+def test_a_heavy_branchs_first_page_oldest_first_reads_windows_once_it_has_an_anchor(
+    wire_uri, wire_db
+):
+    """Oldest first, nothing bounds the first read (the plain query); the next reads a
+    window up to the anchor it left, beside the two queries of what sorts below the dates."""
+    ensure_indexes(wire_db)
+    organization, start = ObjectId(), NOW - 24 * 365 * HOUR
+    wire_db.botrequests.insert_many(
+        {"organization": organization, "createdAt": start + h * HOUR} for h in range(24 * 365)
+    )
+    log = CommandLog()
+    client = pymongo.MongoClient(wire_uri, event_listeners=[log])
+    collection = client[wire_db.name].botrequests
+    visibility = Visibility.of({"organization": organization})
+    for read in ("cold", "warm", "warm"):
+        log.take()
+        page = fetch_page(collection, visibility, {}, sort=SORTS[1], page=1, limit=20,
+                          counted=False)  # fmt: skip
+        assert [d["createdAt"] for d in page.results] == [start + h * HOUR for h in range(20)]
+        keys = [c["filter"] for c in log.take() if c.get("find") == "botrequests" and "sort" in c]
+        dated = [f["createdAt"] for f in keys if "$lt" in f.get("createdAt", {})]
+        if read == "warm":
+            assert len(keys) == 3 and dated == [{"$lt": start + 19 * HOUR + MS}], keys
     client.close()
 
 
@@ -249,30 +318,31 @@ def test_documents_as_ids_are_told_apart_by_mongodbs_equality(wire_db):
 
 
 def test_lists_that_windows_do_not_read_leave_no_anchor(db):
-    """Bots (served from the catalogue cache), and requests oldest first."""
+    """Bots, which a worker serves from the catalogue cache."""
     ensure_indexes(db)
-    db.botrequests.insert_many(_requests(DATES, 1))
     db.bots.insert_many([{"name": name, "slug": name, "isPublic": True} for name in "abc"])
     public = Visibility.of({"isPublic": True})
     fetch_keyset_page(db.bots, public, {}, sort=[("name", 1)], limit=2, resume=None, counted=False)
-    fetch_page(db.botrequests, VISIBILITY, {}, sort=[("createdAt", 1)], page=1, limit=2)
-    fetch_keyset_page(db.botrequests, VISIBILITY, {}, sort=[("createdAt", 1)], limit=2,
-                      resume=None, counted=False)  # fmt: skip
-    assert not recent_first._anchors
+    fetch_page(db.bots, public, {}, sort=[("createdAt", -1)], page=1, limit=2)
+    assert not first_items._anchors
 
 
-def test_lists_bounded_above_or_held_in_an_and_are_read_plainly(db):
-    """A bound above the timestamp, or one a `$and` holds (a creator filter that clashes
-    with the caller's own branch), is read by the plain query: windows would step past it."""
+@pytest.mark.parametrize(("sort", "bound"), [(SORT, "$lt"), (SORTS[1], "$gt")])
+def test_lists_bounded_past_their_start_or_held_in_an_and_are_read_plainly(db, sort, bound):
+    """A bound on the side the list ends on (below the timestamp newest first, above it
+    oldest first), or one a `$and` holds (a creator filter that clashes with the caller's
+    own branch), is read by the plain query: windows would step past it."""
     ensure_indexes(db)
     db.botrequests.insert_many(_requests(DATES, 2))
-    below = {"createdAt": {"$lt": NOW - DAY}}
+    past = {"createdAt": {bound: NOW - DAY}}
     for narrow in (None, {"createdBy": USERS[0]}):
-        got = fetch_page(db.botrequests, VISIBILITY, below, sort=SORT, page=1, limit=3,
-                         narrow=narrow)  # fmt: skip
-        expected = reference(db.botrequests, VISIBILITY, {**below, **(narrow or {})}, SORT, 1, 3)
-        assert ([d["_id"] for d in got.results], got.total_results) == expected
-    assert not recent_first._anchors
+        for _ in range(2):
+            got = fetch_page(db.botrequests, VISIBILITY, past, sort=sort, page=1, limit=3,
+                             narrow=narrow)  # fmt: skip
+            filters = {**past, **(narrow or {})}
+            expected = reference(db.botrequests, VISIBILITY, filters, sort, 1, 3)
+            assert ([d["_id"] for d in got.results], got.total_results) == expected
+    assert not first_items._anchors
 
 
 def test_rows_at_the_lower_bound_itself_are_read():
@@ -297,7 +367,7 @@ def test_rows_at_the_lower_bound_itself_are_read():
     [
         (ORGS[:2], 10, 3),  # the member's own, and one per organization
         (ORGS[:2], 6_000, 2),  # 2 x 6,000 ids would pass MERGE_WINDOW
-        ([ObjectId() for _ in range(recent_first.SPLIT + 1)], 10, 2),
+        ([ObjectId() for _ in range(first_items.SPLIT + 1)], 10, 2),
         (["acme", "globex"], 10, 2),  # not references
     ],
 )
@@ -305,10 +375,9 @@ def test_a_branchs_in_is_split_only_into_a_few_reads_of_references(db, organizat
                                                                     reads):  # fmt: skip
     visibility = Visibility.of({"createdBy": USERS[0]}, {"organization": {"$in": organizations}})
     order = {"createdAt": -1, "_id": -1}
-    got = recent_first.first_reads(db.botrequests, visibility, {}, None, order, want)
+    got = first_items.first_reads(db.botrequests, visibility, {}, None, order, want)
     assert len(got) == reads
     assert all("$ne" not in str(match) for match in got)
     oldest_first = {"createdAt": 1, "_id": 1}
-    assert (
-        len(recent_first.first_reads(db.botrequests, visibility, {}, None, oldest_first, 10)) == 2
-    )
+    got = first_items.first_reads(db.botrequests, visibility, {}, None, oldest_first, want)
+    assert len(got) == reads

@@ -1,34 +1,37 @@
-"""The first items of a list sorted newest first on a timestamp, read through windows of it.
+"""The first items of a list sorted on a timestamp, read through windows of it.
 
 On MongoDB the first page of a list is an index walk of `limit + 1` keys, whatever the list
 holds. The embedded engine decodes every entry of its filter's index range before it sorts,
 so there a plain first page costs the tenant's whole history; a range on the timestamp bounds
 what it decodes (docs/decisions/2026-11-27-page-one-through-windows.md). So a branch of a list
-sorted newest first on `createdAt` or `updatedAt` is read in segments that follow MongoDB's
-order from the top, each one query that the server sorts and limits, until they hold the
-items wanted:
+sorted on `createdAt` or `updatedAt` is read in segments that follow MongoDB's order from the
+list's start, each one query that the server sorts and limits, until they hold the items
+wanted:
 
-1. what sorts above every date (timestamps, regular expressions, JavaScript, MaxKey), by
-   `$type` on a partial index that holds only those (repositories/indexes.py): as a writer
-   stores requests, none;
-2. the dates from the anchor on: the oldest item of the last first page this worker read of
-   the same branch, or now (a branch that held fewer items than a page wants is read by
-   the plain query, until it holds more);
-3. the dates from ever earlier points on, an hour before the anchor and then twice as far
-   each time, until they reach a year back;
+1. what sorts before every date: newest first, the types above them (timestamps, regular
+   expressions, JavaScript, MaxKey); oldest first, those below them and the arrays whose
+   smallest element is one, with missing values. Each by `$type` on a partial index that
+   holds only those (repositories/indexes.py): as a writer stores requests, none;
+2. the dates up to the anchor: the last item of the last first page this worker read of the
+   same branch, or, newest first, now (a branch that held fewer items than a page wants is
+   read by the plain query, until it holds more; oldest first, nothing bounds the oldest
+   value, and a branch without an anchor is read plainly once, which leaves one);
+3. the dates up to ever farther points, an hour past the anchor and then twice as far each
+   time, until they reach a year past it;
 4. the rest of the dates at once.
 
-If the dates run out first, the caller reads on as it would have. A list filtered from a
-date on (`createdFrom`) holds only dates after it, and arrays that hold one; a list
-bounded above (`createdTo`) is read plainly.
+If the dates run out first, the caller reads on as it would have. A list bounded on the side
+it starts from (`createdFrom` newest first, `createdTo` oldest first) holds only dates past
+the bound, and arrays that hold one; a list bounded on the other side is read plainly.
 
 Each segment's condition on the timestamp is one-sided, and selects again what the segments
 before it read, which is dropped: the embedded engine, given a range on both sides of an
 array's field, misses an array with elements on either side of it and none within, which
-MongoDB selects. An array sorts at its largest element, newest first, and a range selects it
-by any element: it is read first in the segment of its largest element, in its place there.
-Every comparison of order is the server's: Python only drops what it read before, and, for a
-keyset walk, what belongs to its tail (repositories/bson_order.py).
+MongoDB selects. An array sorts at its largest element newest first, at its smallest oldest
+first, and a range selects it by any element: it is read first in the segment of that
+element, in its place there. Every comparison of order is the server's: Python only drops
+what it read before, tells a value below the dates from one that is not, and, for a keyset
+walk, what belongs to its tail (repositories/bson_order.py).
 """
 
 import datetime as dt
@@ -42,8 +45,14 @@ from pymongo.errors import OperationFailure
 
 from access.policy import Visibility
 from repositories.bson_equality import equality_key
-from repositories.bson_order import in_tail
-from repositories.indexes import ABOVE_DATES, REQUEST_SORTS, above_dates_index
+from repositories.bson_order import Unplaceable, first_below_dates, in_tail
+from repositories.indexes import (
+    ABOVE_DATES,
+    BELOW_DATES,
+    REQUEST_SORTS,
+    above_dates_index,
+    below_dates_index,
+)
 from repositories.reads import MERGE_WINDOW, overlapping_filters, page_keys
 
 # The lists read through windows, and on which timestamps: bot requests, which grow without
@@ -51,12 +60,13 @@ from repositories.reads import MERGE_WINDOW, overlapping_filters, page_keys
 WINDOWED = {"botrequests": REQUEST_SORTS}
 FIRST_WINDOW = dt.timedelta(hours=1)
 GROWTH = 2  # each window after the first is this many times as wide as the one before
-REACH = dt.timedelta(days=366)  # windows reach this far back from the anchor, then the rest
+REACH = dt.timedelta(days=366)  # windows reach this far from the anchor, then the rest
 ANCHORS = 4096  # branches whose anchor a worker remembers
 SPLIT = 8  # `$in`s of references read as at most this many queries, one per combination
 _MS = dt.timedelta(milliseconds=1)
 _BAD_VALUE = 2  # MongoDB's code for a hint that names no index
-_LOWER = ("$gt", "$gte")
+# The bounds a list's start may have, by direction: newest first, a lower one.
+_STARTS = {-1: ("$gt", "$gte"), 1: ("$lt", "$lte")}
 
 _anchors: LRUCache = LRUCache(ANCHORS)
 _anchors_lock = threading.Lock()
@@ -74,15 +84,15 @@ def _shifted(moment: dt.datetime, delta: dt.timedelta) -> dt.datetime | None:
         return None
 
 
-def _range(condition) -> dict | None:
-    """A condition on the timestamp as {op: date}, one lower bound at most; None for any
-    other condition, which windows do not read."""
+def _range(condition, direction: int) -> dict | None:
+    """A condition on the timestamp as {op: date}, one bound at most, on the side the list
+    starts from; None for any other condition, which windows do not read."""
     if condition is None:
         return {}
     if not isinstance(condition, dict) or len(condition) != 1:
         return None
     ((op, value),) = condition.items()
-    return dict(condition) if op in _LOWER and isinstance(value, dt.datetime) else None
+    return dict(condition) if op in _STARTS[direction] and isinstance(value, dt.datetime) else None
 
 
 class _Reader:
@@ -100,54 +110,90 @@ class _Reader:
         self.found: list[dict] = []
 
     @property
+    def need(self) -> int:
+        return self._want - len(self.found)
+
+    @property
     def full(self) -> bool:
-        return len(self.found) >= self._want
+        return self.need <= 0
 
     def segment(self, condition: dict, hint: str | None = None) -> None:
         """Reads the segment's first items that were not read before, which it may select
-        again. An `_id` is told from another by MongoDB's equality (another writer's may be
-        a document)."""
-        need = self._want - len(self.found)
-        limit = need + len(self._seen)
-        while True:
-            keys = self._query(condition, limit, hint)
-            fresh = [key for key in keys if equality_key(key["_id"]) not in self._seen]
-            kept = [key for key in fresh if self._keep(key)]
-            if len(keys) < limit or len(kept) >= need:
-                break
-            limit *= 2
-        self._seen.update(equality_key(key["_id"]) for key in fresh)
-        self.found += kept[:need]
+        again."""
+        self.take(self.first(condition, hint))
 
-    def _query(self, condition: dict, limit: int, hint: str | None) -> list[dict]:
+    def first(self, condition: dict, hint: str | None = None,
+              stop: Callable[[dict], bool] | None = None) -> list[dict]:  # fmt: skip
+        """The first items `condition` selects: enough to fill the page with those not read
+        before, or all; with `stop`, none from the first item it holds for on."""
+        limit = self.need + len(self._seen)
+        while True:
+            keys = self.keys(condition, limit, hint)
+            cut = next((n for n, key in enumerate(keys) if stop(key)), None) if stop else None
+            if cut is not None:
+                return keys[:cut]
+            fresh = [key for key in keys if equality_key(key["_id"]) not in self._seen]
+            if len(keys) < limit or sum(map(self._keep, fresh)) >= self.need:
+                return keys
+            limit *= 2
+
+    def take(self, keys: list[dict]) -> None:
+        """Keeps, in their order, the items of `keys` not read before, up to `want` in all.
+        An `_id` is told from another by MongoDB's equality (another writer's may be a
+        document)."""
+        fresh = [key for key in keys if equality_key(key["_id"]) not in self._seen]
+        self._seen.update(equality_key(key["_id"]) for key in fresh)
+        self.found += [key for key in fresh if self._keep(key)][: self.need]
+
+    def keys(self, condition: dict, limit: int, hint: str | None = None) -> list[dict]:
+        """The first `limit` items of the branch that `condition` on the timestamp selects,
+        from the index `hint` names, or any where it names none (dropped, or never made)."""
         match = {**self._match, self._field: condition}
-        return page_keys(self._collection, match, self._order, 0, limit, hint=hint)
+        try:
+            return page_keys(self._collection, match, self._order, 0, limit, hint=hint)
+        except OperationFailure as error:
+            if hint is None or error.code != _BAD_VALUE:
+                raise
+            return page_keys(self._collection, match, self._order, 0, limit)
+
+    def merged(self, keys: list[dict]) -> list[dict]:
+        """`keys`, read from two queries, in the server's order, once each."""
+        ids = [key["_id"] for key in keys]
+        return page_keys(self._collection, {"_id": {"$in": ids}}, self._order, 0, len(ids))
 
 
 def _above_dates(reader: _Reader, field: str, bound: dict) -> None:
-    """What sorts above every date, on its partial index where there is one; within a bound
-    on the timestamp, the arrays that also hold a date within it."""
-    condition = {"$type": ABOVE_DATES, **bound}
-    try:
-        reader.segment(condition, above_dates_index(field))
-    except OperationFailure as error:
-        if error.code != _BAD_VALUE:
-            raise
-        reader.segment(condition)
+    """Newest first, what sorts before every date: within a bound on the timestamp, the
+    arrays that also hold a date within it."""
+    reader.segment({"$type": ABOVE_DATES, **bound}, above_dates_index(field))
+
+
+def _below_dates(reader: _Reader, field: str, bound: dict) -> None:
+    """Oldest first, what sorts before every date: of the types below them and the arrays,
+    those up to the first that sorts at a date or after; and missing values, which equal
+    null. The server merges the two where both hold items. Raises Unplaceable for a value
+    that cannot be told (`first_below_dates`)."""
+    typed = reader.first(
+        {"$type": BELOW_DATES, **bound},
+        below_dates_index(field),
+        stop=lambda key: not first_below_dates(key.get(field)),
+    )
+    nulls = reader.first({"$eq": None, **bound})
+    reader.take(reader.merged(typed + nulls) if typed and nulls else typed or nulls)
 
 
 def _eligible(collection: Collection, match: dict, order: dict) -> tuple | None:
-    """(field, bound, memory) of a branch of a list that windows read: newest first on one
-    timestamp, its condition on it none or a lower bound (`_range`)."""
+    """(field, bound, memory) of a branch of a list that windows read: sorted on one
+    timestamp, its condition on it none or a bound on the side it starts from (`_range`)."""
     field, *rest = order
-    if rest != ["_id"] or order[field] != -1 or field not in WINDOWED.get(collection.name, ()):
+    if rest != ["_id"] or field not in WINDOWED.get(collection.name, ()):
         return None
     if any(key.startswith("$") for key in match):  # a `$and` may hold a bound on the field
         return None
-    bound = _range(match.get(field))
+    bound = _range(match.get(field), order[field])
     if bound is None:
         return None
-    return field, bound, (collection.full_name, repr(match))
+    return field, bound, (collection.full_name, repr(match), order[field])
 
 
 def _windowed(collection: Collection, match: dict, order: dict, want: int) -> tuple | None:
@@ -199,9 +245,9 @@ def first_keys(collection: Collection, match: dict, order: dict, want: int) -> l
     through windows where they apply, else (or when the dates run out first) by one query."""
     windowed = _windowed(collection, match, order, want)
     if windowed is not None:
-        found, complete = _read(collection, match, order, want, False, *windowed)
-        if complete:
-            return found[:want]
+        read = _read(collection, match, order, want, False, *windowed)
+        if read is not None and read[1]:
+            return read[0][:want]
     keys = page_keys(collection, match, order, 0, want)
     remember(collection, match, order, keys, want)
     return keys
@@ -212,7 +258,8 @@ def first_walk_keys(
 ) -> tuple[list[dict], bool] | None:
     """(keys, complete): a keyset walk's first items of a branch, without its tail, at
     least `want` of them when complete; incomplete when the dates ran out first, for the
-    walk to read on past them. None where windows do not apply (`first_keys`)."""
+    walk to read on past them. None where windows do not apply (`first_keys`), or cannot
+    (`_read`)."""
     windowed = _windowed(collection, match, order, want)
     if windowed is None:
         return None
@@ -240,36 +287,52 @@ def _remember(memory: tuple, field: str, keys: list[dict], want: int) -> None:
 
 def _read(collection, match, order, want, walk: bool, field, bound, memory):
     """(keys, complete) of the segments in order, kept as `first_keys` or, for a `walk`,
-    `first_walk_keys` keeps them."""
+    `first_walk_keys` keeps them; None where a value read cannot be placed, or the dates
+    oldest first have no anchor yet."""
     keep = (lambda key: not in_tail(key, order)) if walk else (lambda key: True)
     reader = _Reader(collection, match, order, want, keep)
-    _above_dates(reader, field, bound)
+    direction = order[field]
+    try:
+        (_above_dates if direction == -1 else _below_dates)(reader, field, bound)
+    except Unplaceable:
+        return None
     if reader.full:
         return reader.found, True
     with _anchors_lock:
         anchor = _anchors.get(memory)
     if not isinstance(anchor, dt.datetime):
+        if direction == 1:  # nothing bounds the oldest date: read plainly, which leaves one
+            return None
         anchor = _now()
-    _dates(reader, bound, anchor)
+    _dates(reader, bound, anchor, direction)
     _remember(memory, field, reader.found, want)
     return reader.found, reader.full
 
 
-def _dates(reader: _Reader, bound: dict, anchor: dt.datetime) -> None:
-    """Segments 2 to 4 of the module's docstring; once a segment would reach the list's own
-    lower bound, that bound is the segment (every date the list holds)."""
-    floor = bound.get("$gt", bound.get("$gte"))
-    low = _shifted(anchor, -_MS) or anchor
-    width, reach = FIRST_WINDOW, _shifted(anchor, -REACH) or dt.datetime.min
+def _dates(reader: _Reader, bound: dict, anchor: dt.datetime, direction: int) -> None:
+    """Segments 2 to 4 of the module's docstring. A window holds every date from its edge
+    to the list's start: newest first `$gt` an edge that moves back from the anchor, oldest
+    first `$lt` one that moves forward. Once an edge would pass the list's own bound, that
+    bound is the segment (every date the list holds)."""
+    toward, away = ("$gt", "$lt") if direction == -1 else ("$lt", "$gt")
+    own = next(iter(bound.values()), None)
+    last = dt.datetime.min if direction == -1 else dt.datetime.max
+
+    def reached(edge: dt.datetime, mark: dt.datetime) -> bool:
+        return (edge - mark) * direction >= dt.timedelta(0)
+
+    edge = _shifted(anchor, direction * _MS) or anchor
+    width, reach = FIRST_WINDOW, _shifted(anchor, direction * REACH) or last
     while True:
-        if floor is not None and low <= floor:
+        if own is not None and reached(edge, own):
             reader.segment(bound)
             return
-        reader.segment({"$gt": low})
+        reader.segment({toward: edge})
         if reader.full:
             return
-        if low <= reach:
-            reader.segment(bound or {"$lt": low + _MS})
+        if reached(edge, reach):
+            reader.segment(bound or {away: _shifted(edge, -direction * _MS) or edge})
             return
-        low = max(_shifted(low, -width) or dt.datetime.min, reach)
+        edge = _shifted(edge, direction * width) or last
+        edge = max(edge, reach) if direction == -1 else min(edge, reach)
         width *= GROWTH
