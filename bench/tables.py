@@ -151,11 +151,17 @@ def feeds() -> str:
 
 
 def _latency(figures: dict | None) -> str:
-    """A median in ms, with the list's total in parentheses where it counted one."""
+    """A median in ms, with the list's total in parentheses where it counted one, and the
+    first call where it took ten times as long."""
     if figures is None:
         return ""
     total = figures.get("total_results")
-    return f"{figures['median_ms']:,.0f}" + ("" if total is None else f" ({total:,})")
+    first = figures.get("first_ms", 0)
+    return (
+        f"{figures['median_ms']:,.0f}"
+        + ("" if total is None else f" ({total:,})")
+        + (f"; first {first:,.0f}" if first > 10 * figures["median_ms"] else "")
+    )
 
 
 def scale() -> str:
