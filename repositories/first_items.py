@@ -13,25 +13,30 @@ wanted:
    smallest element is one, with missing values. Each by `$type` on a partial index that
    holds only those (repositories/indexes.py): as a writer stores requests, none;
 2. the dates up to the anchor: the last item of the last first page this worker read of the
-   same branch, or, newest first, now (a branch that held fewer items than a page wants is
-   read by the plain query, until it holds more; oldest first, nothing bounds the oldest
-   value, and a branch without an anchor is read plainly once, which leaves one);
+   same branch, or, newest first, now, and oldest first, the list's `createdFrom` (a branch
+   that held fewer items than a page wants is read by the plain query, until it holds more;
+   oldest first without a lower bound, nothing bounds the oldest value, and a branch
+   without an anchor is read plainly once, which leaves one);
 3. the dates up to ever farther points, an hour past the anchor and then twice as far each
    time, until they reach a year past it;
 4. the rest of the dates at once.
 
 If the dates run out first, the caller reads on as it would have. A list bounded on the side
 it starts from (`createdFrom` newest first, `createdTo` oldest first) holds only dates past
-the bound, and arrays that hold one; a list bounded on the other side is read plainly.
+the bound, and arrays that hold one. One bounded on the side it ends on also holds arrays
+with dates on either side of the bound, which sort before every date within it: they are
+read after segment 1, by `$type` on the partial index that holds every array, and each
+window carries the bound. A list bounded on both sides is read plainly.
 
-Each segment's condition on the timestamp is one-sided, and selects again what the segments
-before it read, which is dropped: the embedded engine, given a range on both sides of an
-array's field, misses an array with elements on either side of it and none within, which
-MongoDB selects. An array sorts at its largest element newest first, at its smallest oldest
-first, and a range selects it by any element: it is read first in the segment of that
-element, in its place there. Every comparison of order is the server's: Python only drops
-what it read before, tells a value below the dates from one that is not, and, for a keyset
-walk, what belongs to its tail (repositories/bson_order.py).
+Each window's condition on the timestamp is one-sided but for that bound, and selects again
+what the segments before it read, which is dropped: the embedded engine, given a range on
+both sides of an array's field, misses an array with elements on either side of it and none
+within, which MongoDB selects (beside an end bound, only the arrays read before). An array
+sorts at its largest element newest first, at its smallest oldest first, and a range selects
+it by any element: it is read first in the segment of that element, in its place there.
+Every comparison of order is the server's: Python only drops what it read before, tells a
+value below the dates from one that is not, and, for a keyset walk, what belongs to its tail
+(repositories/bson_order.py).
 """
 
 import datetime as dt
@@ -67,6 +72,8 @@ _MS = dt.timedelta(milliseconds=1)
 _BAD_VALUE = 2  # MongoDB's code for a hint that names no index
 # The bounds a list's start may have, by direction: newest first, a lower one.
 _STARTS = {-1: ("$gt", "$gte"), 1: ("$lt", "$lte")}
+# For a bound, the one that selects an array with a date on its other side too.
+_ACROSS = {"$gt": "$lte", "$gte": "$lt", "$lt": "$gte", "$lte": "$gt"}
 
 _anchors: LRUCache = LRUCache(ANCHORS)
 _anchors_lock = threading.Lock()
@@ -84,15 +91,21 @@ def _shifted(moment: dt.datetime, delta: dt.timedelta) -> dt.datetime | None:
         return None
 
 
-def _range(condition, direction: int) -> dict | None:
-    """A condition on the timestamp as {op: date}, one bound at most, on the side the list
-    starts from; None for any other condition, which windows do not read."""
+def _range(condition) -> dict | None:
+    """A condition on the timestamp as {op: date}, one bound at most; None for any other
+    condition, which windows do not read."""
     if condition is None:
         return {}
     if not isinstance(condition, dict) or len(condition) != 1:
         return None
     ((op, value),) = condition.items()
-    return dict(condition) if op in _STARTS[direction] and isinstance(value, dt.datetime) else None
+    return dict(condition) if op in _ACROSS and isinstance(value, dt.datetime) else None
+
+
+def _sides(bound: dict, direction: int) -> tuple[dict, dict]:
+    """`bound` as the bound of the list's start and that of its end, one of them empty."""
+    starts = not bound or next(iter(bound)) in _STARTS[direction]
+    return (bound, {}) if starts else ({}, bound)
 
 
 class _Reader:
@@ -168,32 +181,41 @@ def _above_dates(reader: _Reader, field: str, bound: dict) -> None:
     reader.segment({"$type": ABOVE_DATES, **bound}, above_dates_index(field))
 
 
+def _across(reader: _Reader, field: str, end: dict) -> None:
+    """The arrays with dates on both sides of the list's end bound, which sort before every
+    date within it, in their order, from the partial index that holds every array."""
+    ((op, limit),) = end.items()
+    reader.segment({"$type": BELOW_DATES, _ACROSS[op]: limit, op: limit}, below_dates_index(field))
+
+
 def _below_dates(reader: _Reader, field: str, bound: dict) -> None:
     """Oldest first, what sorts before every date: of the types below them and the arrays,
-    those up to the first that sorts at a date or after; and missing values, which equal
-    null. The server merges the two where both hold items. Raises Unplaceable for a value
-    that cannot be told (`first_below_dates`)."""
+    those up to the first that sorts at a date or after; and, in a list without a bound,
+    missing values, which equal null (within a bound, only arrays sort before its dates,
+    and the engine would decode the whole bound for an equality to null beside it). The
+    server merges the two where both hold items. Raises Unplaceable for a value that cannot
+    be told (`first_below_dates`)."""
     typed = reader.first(
         {"$type": BELOW_DATES, **bound},
         below_dates_index(field),
         stop=lambda key: not first_below_dates(key.get(field)),
     )
-    nulls = reader.first({"$eq": None, **bound})
+    nulls = [] if bound else reader.first({"$eq": None})
     reader.take(reader.merged(typed + nulls) if typed and nulls else typed or nulls)
 
 
 def _eligible(collection: Collection, match: dict, order: dict) -> tuple | None:
     """(field, bound, memory) of a branch of a list that windows read: sorted on one
-    timestamp, its condition on it none or a bound on the side it starts from (`_range`)."""
+    timestamp, its condition on it none or one bound (`_range`)."""
     field, *rest = order
     if rest != ["_id"] or field not in WINDOWED.get(collection.name, ()):
         return None
     if any(key.startswith("$") for key in match):  # a `$and` may hold a bound on the field
         return None
-    bound = _range(match.get(field), order[field])
+    bound = _range(match.get(field))
     if bound is None:
         return None
-    return field, bound, (collection.full_name, repr(match), order[field])
+    return field, bound, (collection.full_name, repr(match), field, order[field])
 
 
 def _windowed(collection: Collection, match: dict, order: dict, want: int) -> tuple | None:
@@ -288,50 +310,60 @@ def _remember(memory: tuple, field: str, keys: list[dict], want: int) -> None:
 def _read(collection, match, order, want, walk: bool, field, bound, memory):
     """(keys, complete) of the segments in order, kept as `first_keys` or, for a `walk`,
     `first_walk_keys` keeps them; None where a value read cannot be placed, or the dates
-    oldest first have no anchor yet."""
+    oldest first have nothing to start from yet."""
     keep = (lambda key: not in_tail(key, order)) if walk else (lambda key: True)
     reader = _Reader(collection, match, order, want, keep)
     direction = order[field]
+    start, end = _sides(bound, direction)
     try:
         (_above_dates if direction == -1 else _below_dates)(reader, field, bound)
     except Unplaceable:
         return None
+    if end and not reader.full:
+        _across(reader, field, end)
     if reader.full:
         return reader.found, True
     with _anchors_lock:
         anchor = _anchors.get(memory)
     if not isinstance(anchor, dt.datetime):
-        if direction == 1:  # nothing bounds the oldest date: read plainly, which leaves one
+        if direction == -1:
+            anchor = _now()
+        elif end:  # oldest first from a date: the windows start there
+            anchor = next(iter(end.values()))
+        else:  # nothing bounds the oldest date: read plainly, which leaves an anchor
             return None
-        anchor = _now()
-    _dates(reader, bound, anchor, direction)
+    _dates(reader, start, end, anchor, direction)
     _remember(memory, field, reader.found, want)
     return reader.found, reader.full
 
 
-def _dates(reader: _Reader, bound: dict, anchor: dt.datetime, direction: int) -> None:
+def _dates(reader: _Reader, start: dict, end: dict, anchor: dt.datetime, direction: int):
     """Segments 2 to 4 of the module's docstring. A window holds every date from its edge
     to the list's start: newest first `$gt` an edge that moves back from the anchor, oldest
-    first `$lt` one that moves forward. Once an edge would pass the list's own bound, that
-    bound is the segment (every date the list holds)."""
+    first `$lt` one that moves forward; within the list's `end` bound, from which the anchor
+    starts at most. Once an edge would pass the list's `start` bound, that bound is the
+    segment (every date the list holds)."""
     toward, away = ("$gt", "$lt") if direction == -1 else ("$lt", "$gt")
-    own = next(iter(bound.values()), None)
+    own = next(iter(start.values()), None)
     last = dt.datetime.min if direction == -1 else dt.datetime.max
 
     def reached(edge: dt.datetime, mark: dt.datetime) -> bool:
         return (edge - mark) * direction >= dt.timedelta(0)
 
+    if end:
+        limit = next(iter(end.values()))
+        anchor = min(anchor, limit) if direction == -1 else max(anchor, limit)
     edge = _shifted(anchor, direction * _MS) or anchor
     width, reach = FIRST_WINDOW, _shifted(anchor, direction * REACH) or last
     while True:
         if own is not None and reached(edge, own):
-            reader.segment(bound)
+            reader.segment(start)
             return
-        reader.segment({toward: edge})
+        reader.segment({toward: edge, **end})
         if reader.full:
             return
         if reached(edge, reach):
-            reader.segment(bound or {away: _shifted(edge, -direction * _MS) or edge})
+            reader.segment(start or end or {away: _shifted(edge, -direction * _MS) or edge})
             return
         edge = _shifted(edge, direction * width) or last
         edge = max(edge, reach) if direction == -1 else min(edge, reach)

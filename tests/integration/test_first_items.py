@@ -12,7 +12,7 @@ import random
 import mongomock
 import pymongo
 import pytest
-from bson import DBRef, Decimal128, ObjectId, Timestamp
+from bson import DatetimeMS, DBRef, Decimal128, ObjectId, Timestamp
 
 from access import policy
 from access.callers import Caller
@@ -166,6 +166,20 @@ def test_oldest_first_what_sorts_below_the_dates_comes_first(wire_db):
     _pages_match(wire_db.botrequests, bounded, limits=(5, 20), sort=SORTS[1])
 
 
+@pytest.mark.parametrize(("sort", "end"), [(SORT, "$lte"), (SORTS[1], "$gte")])
+def test_arrays_across_a_lists_end_bound_come_before_the_dates_within_it(wire_db, sort, end):
+    """A list bounded on the side it ends on (`createdTo` newest first, `createdFrom` oldest
+    first), on the wire server: an array with dates on both sides of the bound sorts before
+    every date within it, and the engine's window, two-sided, misses one with none inside
+    it. The second read of each page goes through windows."""
+    ensure_indexes(wire_db)
+    edge = NOW - 30 * DAY
+    across = [[edge - 400 * DAY, edge + 2 * DAY], [edge - DAY, NOW + 9 * DAY], [edge + DAY, 5]]
+    mine = [{"createdBy": USERS[0], "createdAt": value} for value in across * 2]
+    wire_db.botrequests.insert_many(_requests(DATES * 6, 1) + mine)
+    _pages_match(wire_db.botrequests, {"createdAt": {end: edge}}, limits=(2, 5, 20), sort=sort)
+
+
 def test_a_reference_in_an_array_oldest_first_is_read_plainly():
     """A DBRef in an array may be an object, which sorts below the dates, or a DBPointer,
     which sorts above them: Python cannot tell which, so the branch is read plainly. On
@@ -174,6 +188,42 @@ def test_a_reference_in_an_array_oldest_first_is_read_plainly():
     ensure_indexes(db)
     db.botrequests.insert_many(_requests([[DBRef("bots", ObjectId()), NOW - DAY], *DATES], 1))
     _pages_match(db.botrequests, {}, limits=(2, 30), sort=SORTS[1])
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_dates_past_pythons_years_keep_their_place(sort):
+    """Dates before year 1 or after 9999, which the driver reads as DatetimeMS, alone or in
+    arrays: in their place among the dates on offset pages and in a keyset walk. On
+    mongomock, taught them as dates: the embedded engine refuses to store them."""
+    db = mongomock.MongoClient().far_dates
+    ensure_indexes(db)
+    early, late = DatetimeMS(-(2**50)), DatetimeMS(2**50)
+    far = [{"createdBy": USERS[0], "createdAt": v} for v in (early, late, [late], [early, NOW])]
+    db.botrequests.insert_many(_requests(DATES, 2) + far)
+    _pages_match(db.botrequests, {}, limits=(1, 3, 10), sort=sort)
+    everything = all_ids(db.botrequests, VISIBILITY, {}, sort)
+    stored = {d["_id"]: d["createdAt"] for d in db.botrequests.find()}
+    tail = sorted((i for i in everything if tail_value(stored[i])), reverse=sort[0][1] == -1)
+    expected = [i for i in everything if i not in tail] + tail
+    for limit in (1, 4):
+        for _ in range(2):
+            assert walk(db.botrequests, VISIBILITY, {}, sort, limit)[0] == expected
+
+
+def test_each_timestamp_and_direction_has_its_own_anchor(db):
+    """A branch sorted by `updatedAt` starts from its own anchor, not from `createdAt`'s."""
+    ensure_indexes(db)
+    requests = _requests(DATES, 2)
+    for number, request in enumerate(requests):
+        request["updatedAt"] = NOW - number * DAY
+    db.botrequests.insert_many(requests)
+    for sort in ([("createdAt", -1)], [("updatedAt", -1)], [("updatedAt", 1)]):
+        fetch_page(db.botrequests, VISIBILITY, {}, sort=sort, page=1, limit=2)
+    assert {memory[2:] for memory in first_items._anchors} == {
+        ("createdAt", -1),
+        ("updatedAt", -1),
+        ("updatedAt", 1),
+    }
 
 
 @pytest.mark.parametrize("sort", SORTS)
@@ -327,22 +377,24 @@ def test_lists_that_windows_do_not_read_leave_no_anchor(db):
     assert not first_items._anchors
 
 
-@pytest.mark.parametrize(("sort", "bound"), [(SORT, "$lt"), (SORTS[1], "$gt")])
-def test_lists_bounded_past_their_start_or_held_in_an_and_are_read_plainly(db, sort, bound):
-    """A bound on the side the list ends on (below the timestamp newest first, above it
-    oldest first), or one a `$and` holds (a creator filter that clashes with the caller's
-    own branch), is read by the plain query: windows would step past it."""
+@pytest.mark.parametrize("sort", SORTS)
+def test_lists_bounded_on_both_sides_or_held_in_an_and_are_read_plainly(db, sort):
+    """Bounds on both sides of the timestamp, or one a `$and` holds (a creator filter that
+    clashes with the caller's own branch), are read by the plain query: windows would step
+    past them, or, on the embedded engine, find arrays its count misses."""
     ensure_indexes(db)
     db.botrequests.insert_many(_requests(DATES, 2))
-    past = {"createdAt": {bound: NOW - DAY}}
-    for narrow in (None, {"createdBy": USERS[0]}):
+    both = {"createdAt": timestamps.between(NOW - 900 * DAY, NOW - HOUR)}
+    cases = [(both, None), ({"createdAt": {"$lt": NOW - DAY}}, {"createdBy": USERS[0]})]
+    for filters, narrow in cases:
         for _ in range(2):
-            got = fetch_page(db.botrequests, VISIBILITY, past, sort=sort, page=1, limit=3,
+            got = fetch_page(db.botrequests, VISIBILITY, filters, sort=sort, page=1, limit=3,
                              narrow=narrow)  # fmt: skip
-            filters = {**past, **(narrow or {})}
-            expected = reference(db.botrequests, VISIBILITY, filters, sort, 1, 3)
+            expected = reference(db.botrequests, VISIBILITY, {**filters, **(narrow or {})}, sort,
+                                 1, 3)  # fmt: skip
             assert ([d["_id"] for d in got.results], got.total_results) == expected
-    assert not first_items._anchors
+        assert not [memory for memory in first_items._anchors if "$and" in memory[1]]
+        assert narrow or not first_items._anchors
 
 
 def test_rows_at_the_lower_bound_itself_are_read():
