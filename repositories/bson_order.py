@@ -29,9 +29,22 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from bson import Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import (
+    Code,
+    DatetimeMS,
+    DBRef,
+    Decimal128,
+    Int64,
+    MaxKey,
+    MinKey,
+    ObjectId,
+    Regex,
+    Timestamp,
+)
 
 NOT_ARRAY = {"$not": {"$type": "array"}}
+# A date as the driver reads it: a DatetimeMS beyond Python's years 1 to 9999.
+_DATE = dt.datetime | DatetimeMS
 
 # MongoDB's order of BSON types for sorting, as the brackets a walk visits. Null and a missing
 # field are one bracket; MinKey and MaxKey are each one value.
@@ -43,7 +56,7 @@ _BRACKETS = (
     (dict, {"$type": "object"}),
     (ObjectId, {"$type": "objectId"}),
     (bool, {"$type": "bool"}),
-    (dt.datetime, {"$type": "date"}),
+    (_DATE, {"$type": "date"}),
     (Timestamp, {"$type": "timestamp"}),
     (Code, {"$type": "javascript"}),
     (MaxKey, {"$eq": MaxKey()}),
@@ -53,7 +66,7 @@ _NO_RANGE = {0, _NULL, len(_BRACKETS) - 1}
 _ANY_NUMBER = {"$gte": -math.inf}  # every number but NaN, which sorts below them all
 # What pymongo reads of the types that sort from the dates on (a regular expression may be
 # read as either; JavaScript with a scope is Code too).
-_DATES_AND_ABOVE = (dt.datetime, Timestamp, Regex, re.Pattern, Code, MaxKey)
+_DATES_AND_ABOVE = (dt.datetime, DatetimeMS, Timestamp, Regex, re.Pattern, Code, MaxKey)
 
 
 def sort_order(sort: list[tuple[str, int]]) -> dict:
@@ -214,7 +227,7 @@ def past_dates(order: dict) -> list[dict]:
     """The blocks of a walk from its start, in either direction on one key, that follow its
     dates (repositories/first_items.py reads those before)."""
     key = next(iter(order))
-    dates = _BRACKETS.index((dt.datetime, {"$type": "date"}))
+    dates = _BRACKETS.index((_DATE, {"$type": "date"}))
     return [{key: {**condition, **NOT_ARRAY}} for condition in _brackets(order[key], dates)]
 
 

@@ -16,11 +16,14 @@ import binascii
 from dataclasses import dataclass
 
 import bson
+from bson.codec_options import CodecOptions, DatetimeConversion
 from marshmallow import ValidationError, fields
 
 from repositories.bson_order import TAIL, WALK, Position, Resume, Unplaceable, bracket
 
 MAX_LENGTH = 512
+# A position may be a date beyond Python's years 1 to 9999, as the database client reads it.
+_OPTIONS = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
 INVALID = "Not a cursor this service made."
 
 
@@ -55,7 +58,7 @@ def _text(document: dict) -> str:
 def _decode(text: str) -> dict | None:
     """The cursor's document, or None where the text is no base64url BSON."""
     try:
-        return bson.decode(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+        return bson.decode(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)), _OPTIONS)
     except (binascii.Error, ValueError, bson.errors.BSONError):
         return None
 

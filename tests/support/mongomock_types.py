@@ -6,16 +6,23 @@ them, at once (repositories/first_items.py); mongomock raises NotImplementedErro
 `$type: "timestamp"`, `"javascript"` or `"null"` even where no document holds one, and on
 any comparison with a timestamp, as a forged cursor's position may be, and it takes no list
 of types. To Python, JavaScript code is a str: MongoDB's `"string"` excludes it, and orders
-it after every other type but MaxKey.
+it after every other type but MaxKey. A date before year 1 or after 9999 is a DatetimeMS to
+the driver, which mongomock does not know for a date.
 """
 
+import datetime as dt
 import re
 
-from bson import Code, MaxKey, MinKey, Regex, Timestamp
+from bson import EPOCH_NAIVE, Code, DatetimeMS, MaxKey, MinKey, Regex, Timestamp
 from mongomock import filtering
 
-# MongoDB's canonical order of the two types, between a date's (45) and MaxKey.
-_TIMESTAMP, _CODE = 47, 60
+# MongoDB's canonical order of a date and of two types between it and MaxKey.
+_DATE, _TIMESTAMP, _CODE = 45, 47, 60
+_MS = dt.timedelta(milliseconds=1)
+
+
+def _milliseconds(value: dt.datetime | DatetimeMS) -> int:
+    return int(value) if isinstance(value, DatetimeMS) else (value - EPOCH_NAIVE) // _MS
 
 
 def teach() -> None:
@@ -40,6 +47,8 @@ def teach() -> None:
     known = filtering._get_compare_type
 
     def compare_type(value):
+        if isinstance(value, DatetimeMS):
+            return _DATE
         if isinstance(value, Timestamp):
             return _TIMESTAMP
         if isinstance(value, Code):
@@ -47,3 +56,13 @@ def teach() -> None:
         return known(value)
 
     filtering._get_compare_type = compare_type
+    types["date"] = lambda value: isinstance(value, dt.datetime | DatetimeMS)
+    compare = filtering.bson_compare
+
+    def bson_compare(op, a, b, can_compare_types=True):
+        dates = dt.datetime | DatetimeMS
+        if isinstance(a, dates) and isinstance(b, dates):
+            return op(_milliseconds(a), _milliseconds(b))
+        return compare(op, a, b, can_compare_types)
+
+    filtering.bson_compare = bson_compare

@@ -6,13 +6,26 @@ import datetime as dt
 import math
 
 import pytest
-from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import (
+    Binary,
+    Code,
+    DatetimeMS,
+    DBRef,
+    Decimal128,
+    Int64,
+    MaxKey,
+    MinKey,
+    ObjectId,
+    Regex,
+    Timestamp,
+)
 
 from repositories.bson_order import (
     NOT_ARRAY,
     Position,
     Unplaceable,
     bracket,
+    first_below_dates,
     in_tail,
     later,
     relaxed,
@@ -44,7 +57,8 @@ UP = [condition for _, condition in BRACKETS]
 @pytest.mark.parametrize(
     "value, expected",
     [(value, index) for index, (value, _) in enumerate(BRACKETS)]
-    + [(1.5, 2), (Int64(7), 2), (Decimal128("2.5"), 2), (math.nan, 2), (False, 6)],
+    + [(1.5, 2), (Int64(7), 2), (Decimal128("2.5"), 2), (math.nan, 2), (False, 6)]
+    + [(DatetimeMS(2**50), 7), (DatetimeMS(-(2**50)), 7)],  # dates past Python's years
 )
 def test_each_value_is_in_the_bracket_of_its_type(value, expected):
     assert bracket(value) == expected
@@ -145,3 +159,20 @@ def test_the_tail_is_the_arrays_and_the_unplaceable_values_of_each_key_after_the
     assert tail_parts(ORDER, Position(("b", OID))) == [
         {"$and": [part, {"_id": condition}]} for part in (arrays, others) for condition in AFTER_OID
     ]
+
+
+@pytest.mark.parametrize(
+    "value, below",
+    [(None, True), (MinKey(), True), ([], True), ([None, WHEN], True), ([[WHEN]], True),
+     ([5, WHEN], True), (Binary(b"\x00"), True), (True, True), (WHEN, False),
+     ([WHEN, Timestamp(1, 1)], False), ([DatetimeMS(2**50)], False), (Regex("a"), False),
+     (MaxKey(), False), ([Timestamp(1, 1)], False)],
+)  # fmt: skip
+def test_what_sorts_before_every_date_oldest_first(value, below):
+    assert first_below_dates(value) is below
+
+
+@pytest.mark.parametrize("value", [DBRef("bots", OID), [DBRef("bots", OID), WHEN]])
+def test_a_reference_may_sort_on_either_side_of_the_dates(value):
+    with pytest.raises(Unplaceable):
+        first_below_dates(value)

@@ -2,7 +2,7 @@
 and reads a cursor anywhere, as the benchmark does."""
 
 import pytest
-from bson import ObjectId
+from bson import DatetimeMS, ObjectId
 from marshmallow import ValidationError
 
 from repositories.bson_order import TAIL, WALK, Position, Resume
@@ -15,7 +15,11 @@ WALKING = Resume(WALK, Position(("ember", ObjectId("0123456789abcdef01234567")))
 
 @pytest.mark.parametrize(
     "resume",
-    [WALKING, Resume(TAIL, Position(([1, 2], ObjectId("0123456789abcdef01234567"))))],
+    [
+        WALKING,
+        Resume(TAIL, Position(([1, 2], ObjectId("0123456789abcdef01234567")))),
+        Resume(WALK, Position((DatetimeMS(2**50), ObjectId("0123456789abcdef01234567")))),
+    ],
 )
 def test_a_cursor_reads_back_as_the_position_it_was_made_of(resume):
     text = cursors.encode(resume, SORT, "bots")
