@@ -70,10 +70,10 @@ ANCHORS = 4096  # branches whose anchor a worker remembers
 SPLIT = 8  # `$in`s of references read as at most this many queries, one per combination
 _MS = dt.timedelta(milliseconds=1)
 _BAD_VALUE = 2  # MongoDB's code for a hint that names no index
-# The bounds a list's start may have, by direction: newest first, a lower one.
-_STARTS = {-1: ("$gt", "$gte"), 1: ("$lt", "$lte")}
+# The bound of a list's start, by direction: newest first, a lower one.
+_STARTS = {-1: "$gt", 1: "$lt"}
 # For a bound, the one that selects an array with a date on its other side too.
-_ACROSS = {"$gt": "$lte", "$gte": "$lt", "$lt": "$gte", "$lte": "$gt"}
+_ACROSS = {"$gt": "$lte", "$lt": "$gte"}
 
 _anchors: LRUCache = LRUCache(ANCHORS)
 _anchors_lock = threading.Lock()
@@ -92,8 +92,11 @@ def _shifted(moment: dt.datetime, delta: dt.timedelta) -> dt.datetime | None:
 
 
 def _range(condition) -> dict | None:
-    """A condition on the timestamp as {op: date}, one bound at most; None for any other
-    condition, which windows do not read."""
+    """A condition on the timestamp as {op: date}, one bound at most and that exclusive;
+    None for any other condition, which windows do not read. The service says "at or after"
+    as after the millisecond before (`domain/timestamps.between`) but from 0001-01-01, where
+    the engine's `$gte`, which leaves out values equal to it on a descending index, would
+    make the windows and the plain query disagree."""
     if condition is None:
         return {}
     if not isinstance(condition, dict) or len(condition) != 1:
@@ -104,7 +107,7 @@ def _range(condition) -> dict | None:
 
 def _sides(bound: dict, direction: int) -> tuple[dict, dict]:
     """`bound` as the bound of the list's start and that of its end, one of them empty."""
-    starts = not bound or next(iter(bound)) in _STARTS[direction]
+    starts = not bound or next(iter(bound)) == _STARTS[direction]
     return (bound, {}) if starts else ({}, bound)
 
 

@@ -166,7 +166,7 @@ def test_oldest_first_what_sorts_below_the_dates_comes_first(wire_db):
     _pages_match(wire_db.botrequests, bounded, limits=(5, 20), sort=SORTS[1])
 
 
-@pytest.mark.parametrize(("sort", "end"), [(SORT, "$lte"), (SORTS[1], "$gte")])
+@pytest.mark.parametrize(("sort", "end"), [(SORT, "$lt"), (SORTS[1], "$gt")])
 def test_arrays_across_a_lists_end_bound_come_before_the_dates_within_it(wire_db, sort, end):
     """A list bounded on the side it ends on (`createdTo` newest first, `createdFrom` oldest
     first), on the wire server: an array with dates on both sides of the bound sorts before
@@ -378,14 +378,20 @@ def test_lists_that_windows_do_not_read_leave_no_anchor(db):
 
 
 @pytest.mark.parametrize("sort", SORTS)
-def test_lists_bounded_on_both_sides_or_held_in_an_and_are_read_plainly(db, sort):
-    """Bounds on both sides of the timestamp, or one a `$and` holds (a creator filter that
-    clashes with the caller's own branch), are read by the plain query: windows would step
-    past them, or, on the embedded engine, find arrays its count misses."""
+def test_lists_bounded_on_both_sides_inclusively_or_in_an_and_are_read_plainly(db, sort):
+    """Bounds on both sides of the timestamp, an inclusive one (the service's from
+    0001-01-01), or one a `$and` holds (a creator filter that clashes with the caller's own
+    branch), are read by the plain query: windows would step past them, or, on the embedded
+    engine, find arrays its count misses, or rows at the bound that its `$gte` leaves out."""
     ensure_indexes(db)
     db.botrequests.insert_many(_requests(DATES, 2))
     both = {"createdAt": timestamps.between(NOW - 900 * DAY, NOW - HOUR)}
-    cases = [(both, None), ({"createdAt": {"$lt": NOW - DAY}}, {"createdBy": USERS[0]})]
+    cases = [
+        (both, None),
+        ({"createdAt": {"$gte": NOW - 900 * DAY}}, None),
+        ({"createdAt": {"$lte": NOW - DAY}}, None),
+        ({"createdAt": {"$lt": NOW - DAY}}, {"createdBy": USERS[0]}),
+    ]
     for filters, narrow in cases:
         for _ in range(2):
             got = fetch_page(db.botrequests, VISIBILITY, filters, sort=sort, page=1, limit=3,
@@ -398,10 +404,9 @@ def test_lists_bounded_on_both_sides_or_held_in_an_and_are_read_plainly(db, sort
 
 
 def test_rows_at_the_lower_bound_itself_are_read():
-    """A list from the earliest date on (`$gte`), its anchor at that date: the last segment
-    is the list's own bound, so a keyset walk finds the rows at it too. On mongomock, which
-    keeps MongoDB's `$gte`: the embedded engine's leaves out a value equal to the bound on a
-    descending index, in the plain query too (domain/timestamps.py)."""
+    """A list from the earliest date on (`$gte`), read twice: a keyset walk finds the rows at
+    the bound too. On mongomock, which keeps MongoDB's `$gte`: the embedded engine's leaves
+    out a value equal to the bound on a descending index (domain/timestamps.py)."""
     db = mongomock.MongoClient().bounds
     ensure_indexes(db)
     earliest = dt.datetime.min
