@@ -9,9 +9,10 @@ list's start, each one query that the server sorts and limits, until they hold t
 wanted:
 
 1. what sorts before every date: newest first, the types above them (timestamps, regular
-   expressions, JavaScript, MaxKey); oldest first, those below them and the arrays whose
-   smallest element is one, with missing values. Each by `$type` on a partial index that
-   holds only those (repositories/indexes.py): as a writer stores requests, none;
+   expressions, JavaScript, MaxKey), by `$type` on a partial index that holds only those
+   (repositories/indexes.py): as a writer stores requests, none; oldest first, likewise the
+   types below them and the arrays whose smallest element is one, and null and missing
+   values by equality;
 2. the dates up to the anchor: the last item of the last first page this worker read of the
    same branch, or, newest first, now, and oldest first, the list's `createdFrom` (a branch
    that held fewer items than a page wants is read by the plain query, until it holds more;
@@ -194,10 +195,10 @@ def _across(reader: _Reader, field: str, end: dict) -> None:
 def _below_dates(reader: _Reader, field: str, bound: dict) -> None:
     """Oldest first, what sorts before every date: of the types below them and the arrays,
     those up to the first that sorts at a date or after; and, in a list without a bound,
-    missing values, which equal null (within a bound, only arrays sort before its dates,
-    and the engine would decode the whole bound for an equality to null beside it). The
-    server merges the two where both hold items. Raises Unplaceable for a value that cannot
-    be told (`first_below_dates`)."""
+    null and missing values, by equality to null on the branch's index (within a bound,
+    only arrays sort before its dates, and the engine would decode the whole bound for an
+    equality beside it). The server merges the two where both hold items. Raises
+    Unplaceable for a value that cannot be told (`first_below_dates`)."""
     typed = reader.first(
         {"$type": BELOW_DATES, **bound},
         below_dates_index(field),

@@ -28,10 +28,12 @@ REQUEST_SORTS = ("createdAt", "updatedAt")
 
 # The BSON types that sort above every date and those that sort below them, as `$type` names
 # them. "array" is among those below: it selects an array of arrays, which sorts there, and
-# also every other array, which the reader places by its smallest element.
+# also every other array, which the reader places by its smallest element. Null is not: a
+# writer may leave many timestamps null, and each query of the partial index would read
+# every tenant's; the reader asks for null on the branch's own index.
 ABOVE_DATES = ["timestamp", "regex", "dbPointer", "javascript", "javascriptWithScope", "maxKey"]
-BELOW_DATES = ["minKey", "undefined", "null", "double", "int", "long", "decimal", "symbol",
-               "string", "object", "array", "binData", "objectId", "bool"]  # fmt: skip
+BELOW_DATES = ["minKey", "double", "int", "long", "decimal", "symbol", "string", "object",
+               "array", "binData", "objectId", "bool"]  # fmt: skip
 
 
 def above_dates_index(attribute: str) -> str:

@@ -19,7 +19,12 @@ from access.callers import Caller
 from access.policy import Visibility
 from domain import timestamps
 from repositories import first_items
-from repositories.indexes import above_dates_index, below_dates_index, ensure_indexes
+from repositories.indexes import (
+    BELOW_DATES,
+    above_dates_index,
+    below_dates_index,
+    ensure_indexes,
+)
 from repositories.pages import fetch_keyset_page, fetch_page
 from tests.support.command_log import CommandLog
 from tests.support.page_data import ODD_VALUES, ORGS, USERS
@@ -178,6 +183,20 @@ def test_arrays_across_a_lists_end_bound_come_before_the_dates_within_it(wire_db
     mine = [{"createdBy": USERS[0], "createdAt": value} for value in across * 2]
     wire_db.botrequests.insert_many(_requests(DATES * 6, 1) + mine)
     _pages_match(wire_db.botrequests, {"createdAt": {end: edge}}, limits=(2, 5, 20), sort=sort)
+
+
+def test_another_tenants_null_timestamps_stay_out_of_the_partial_index(wire_db):
+    """A writer may leave many timestamps null: the partial index that every tenant's
+    oldest-first page reads by `$type` holds none of them (each branch asks for null on its
+    own index), only the arrays and rarer types below the dates."""
+    ensure_indexes(wire_db)
+    nulls = ({"organization": ObjectId(), "createdAt": None} for _ in range(50))
+    wire_db.botrequests.insert_many(nulls)
+    wire_db.botrequests.insert_many(_requests([None, [None, NOW], 5], 1))
+    typed = {"createdAt": {"$type": BELOW_DATES}}
+    held = wire_db.botrequests.find(typed).hint(below_dates_index("createdAt"))
+    assert sorted(repr(d["createdAt"]) for d in held) == sorted(map(repr, [[None, NOW], 5]))
+    _pages_match(wire_db.botrequests, {}, limits=(2,), sort=SORTS[1])
 
 
 def test_a_reference_in_an_array_oldest_first_is_read_plainly():

@@ -3,7 +3,7 @@
 The keyset walk names the bracket of every type it places and ranges within it
 (repositories/bson_order.py), and a first page asks for every type above the dates, or below
 them, at once (repositories/first_items.py); mongomock raises NotImplementedError on
-`$type: "timestamp"`, `"javascript"` or `"null"` even where no document holds one, and on
+`$type: "timestamp"`, `"javascript"` or `"minKey"` even where no document holds one, and on
 any comparison with a timestamp, as a forged cursor's position may be, and it takes no list
 of types. To Python, JavaScript code is a str: MongoDB's `"string"` excludes it, and orders
 it after every other type but MaxKey. A date before year 1 or after 9999 is a DatetimeMS to
@@ -32,9 +32,8 @@ def teach() -> None:
     types["javascriptWithScope"] = lambda value: isinstance(value, Code) and value.scope is not None
     types["maxKey"] = lambda value: isinstance(value, MaxKey)
     types["minKey"] = lambda value: isinstance(value, MinKey)
-    types["null"] = lambda value: value is None
-    # The driver decodes none as such: a DBPointer is a DBRef, undefined None, a symbol a str.
-    types["dbPointer"] = types["undefined"] = types["symbol"] = lambda value: False
+    # The driver decodes none as such: a DBPointer is a DBRef, a symbol a str.
+    types["dbPointer"] = types["symbol"] = lambda value: False
     one_type = filtering._type_op
 
     def any_type(value, names, in_array=False):
