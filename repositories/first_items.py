@@ -50,6 +50,7 @@ from pymongo.collection import Collection
 from pymongo.errors import OperationFailure
 
 from access.policy import Visibility
+from domain import timestamps
 from repositories.bson_equality import equality_key
 from repositories.bson_order import Unplaceable, first_below_dates, in_tail
 from repositories.indexes import (
@@ -78,11 +79,6 @@ _ACROSS = {"$gt": "$lte", "$lt": "$gte"}
 
 _anchors: LRUCache = LRUCache(ANCHORS)
 _anchors_lock = threading.Lock()
-
-
-def _now() -> dt.datetime:
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
 def _shifted(moment: dt.datetime, delta: dt.timedelta) -> dt.datetime | None:
@@ -331,7 +327,7 @@ def _read(collection, match, order, want, walk: bool, field, bound, memory):
         anchor = _anchors.get(memory)
     if not isinstance(anchor, dt.datetime):
         if direction == -1:
-            anchor = _now()
+            anchor = timestamps.now()
         elif end:  # oldest first from a date: the windows start there
             anchor = next(iter(end.values()))
         else:  # nothing bounds the oldest date: read plainly, which leaves an anchor
