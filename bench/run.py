@@ -357,7 +357,7 @@ def measure_eve(
     print(f" service / Eve {row['ratio_eve']:.2f}", flush=True)
 
 
-def _full_speed(rates) -> float:
+def full_speed(rates) -> float:
     """The median of the rounds that ran at full speed. The embedded engine stalls for
     seconds now and then, and the caches go off meanwhile: a round it falls in runs at about
     half its rate, whichever side it is. The best round alone would take a fast outlier."""
@@ -383,7 +383,7 @@ def measure_tracing(
                 rounds[side].append(
                     _again(server, endpoint, f"tracing {side}", seconds, connections)
                 )
-    rates = {side: _full_speed(map(_rate, figures)) for side, figures in rounds.items()}
+    rates = {side: full_speed(map(_rate, figures)) for side, figures in rounds.items()}
     row["tracing"] = {"rounds": rounds, "requests_per_s": rates}
     for side in traced:
         row[f"ratio_tracing_{side}_off"] = rates[side] / rates["off"]
