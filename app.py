@@ -19,6 +19,7 @@ from runtime.config import settings_from_env
 from web import (
     authentication,
     caching,
+    cross_origin,
     docs_page,
     errors,
     metrics,
@@ -119,6 +120,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     api.register_blueprint(feeds.blp)
     api.register_blueprint(usage.blp)
     api.register_blueprint(health.blp)
+    cross_origin.init_app(app, api)
     rate_limits.init_app(app)
     commands.init_app(app)
     return app

@@ -130,6 +130,34 @@ def _database_permits(environ: Mapping[str, str], name: str) -> int:
     return permits
 
 
+def _origins(environ: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """The web origins whose pages may read the API (web/cross_origin.py): `*`, or origins
+    such as https://dash.example.com, comma-separated. A path, a query or credentials would
+    never match the `Origin` a browser sends, so they stop the start instead."""
+    value = _text(environ, name)
+    if value is None:
+        return ()
+    origins = tuple(dict.fromkeys(item.strip().rstrip("/").lower() for item in value.split(",")))
+    if origins == ("*",):
+        return origins
+    for origin in origins:
+        if not _is_origin(origin):
+            raise ConfigError(
+                name, f"takes * or origins such as https://dash.example.com, not {origin!r}."
+            )
+    return origins
+
+
+def _is_origin(text: str) -> bool:
+    try:
+        url = urlsplit(text)
+        url.port  # noqa: B018 -- raises ValueError for a port that is not one
+    except ValueError:
+        return False
+    extras = (url.username, url.password, url.path, url.query, url.fragment)
+    return url.scheme in ("http", "https") and bool(url.hostname) and not any(extras)
+
+
 def feed_connections(environ: Mapping[str, str]) -> int:
     """The live feeds a worker serves at once: half its threads, at least one. gunicorn
     gives it that many threads more (gunicorn.conf.py), so feeds never take theirs."""
@@ -200,6 +228,7 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "RATELIMIT_FEED": _rate_limits(environ, "RATELIMIT_FEED", "60 per hour"),
         "FEED_CONNECTIONS": feed_connections(environ),
         "TRUSTED_PROXIES": integer(environ, "TRUSTED_PROXIES", 0),
+        "CORS_ORIGINS": _origins(environ, "CORS_ORIGINS"),
         "JWT_SECRET": _text(environ, "JWT_SECRET"),
         "JWT_PUBLIC_KEY": _text(environ, "JWT_PUBLIC_KEY"),
         "JWT_AUDIENCE": _text(environ, "JWT_AUDIENCE"),

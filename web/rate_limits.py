@@ -37,6 +37,7 @@ from werkzeug.exceptions import TooManyRequests
 
 from runtime.bearer_tokens import hash_token
 from web.authentication import auth, authentication_failed
+from web.cross_origin import is_preflight
 from web.metrics import RATE_LIMITED
 
 log = logging.getLogger(__name__)
@@ -151,6 +152,7 @@ def init_app(app: Flask) -> Limiter:
     # give each endpoint a budget of its own, its application limits are shared by all.
     app.config["RATELIMIT_APPLICATION"] = app.config.pop("RATELIMIT_DEFAULT")
     limiter = Limiter(rate_limit_key, app=app, on_breach=_count_refusal)
+    limiter.request_filter(is_preflight)
     for blueprint in app.blueprints.values():
         if getattr(blueprint, "rate_limited", True) is False:
             limiter.exempt(blueprint)

@@ -31,6 +31,7 @@ APP_SETTINGS = [
     ("RATELIMIT_STORAGE_URI", "redis:/cache:6379", "must be a storage URI"),
     ("RATELIMIT_AUTH_FAILURES", "60 per minute;5/second", "takes one rate limit, not 2"),
     ("TRUSTED_PROXIES", "-1", "must be at least 0"),
+    ("CORS_ORIGINS", "https://dash.example.com/app", "takes * or origins such as"),
     ("JWT_SECRET", "too-short", "at least 32 bytes"),
     ("JWT_PUBLIC_KEY", "-----BEGIN PUBLIC KEY-----", "is not a PEM public key"),
     ("JWT_AUDIENCE", "https://api.example.com", "needs JWT_SECRET or JWT_PUBLIC_KEY"),
