@@ -5,6 +5,7 @@ rather than turning every request into a 500 later. `ConfigError` is a click exc
 `flask` command prints that line and exits 1 by itself; `gunicorn.conf.py` does the same.
 """
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
@@ -148,14 +149,30 @@ def _origins(environ: Mapping[str, str], name: str) -> tuple[str, ...]:
     return origins
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_HOST = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*")
+
+
 def _is_origin(text: str) -> bool:
+    """As a browser serializes an origin: http or https, a host in lowercase ASCII (a
+    name's labels, punycode for an international one; IPv6 compressed, in brackets), a port
+    only where it is not the scheme's default, and nothing after."""
     try:
         url = urlsplit(text)
-        url.port  # noqa: B018 -- raises ValueError for a port that is not one
+        port = url.port
     except ValueError:
         return False
-    extras = (url.username, url.password, url.path, url.query, url.fragment)
-    return url.scheme in ("http", "https") and bool(url.hostname) and not any(extras)
+    host = url.hostname
+    if url.scheme not in _DEFAULT_PORTS or not host or port == _DEFAULT_PORTS[url.scheme]:
+        return False
+    if ":" in host:
+        try:
+            host = f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            return False
+    elif not _HOST.fullmatch(host):
+        return False
+    return text == f"{url.scheme}://{host}" + ("" if port is None else f":{port}")
 
 
 def feed_connections(environ: Mapping[str, str]) -> int:

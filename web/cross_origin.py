@@ -11,6 +11,8 @@ A page reads only the response headers it is allowed to: those the OpenAPI docum
 document itself so that a header added there is exposed too.
 """
 
+import re
+
 from flask import Flask, Response, request
 from flask_cors import CORS
 from flask_smorest import Api
@@ -24,16 +26,21 @@ def init_app(app: Flask, api: Api) -> None:
     origins = app.config["CORS_ORIGINS"]
     if not origins:
         return
+    anywhere = origins == ("*",)
     CORS(
         app,
-        origins=list(origins),
-        send_wildcard=origins == ("*",),  # `*` itself, not the page's origin echoed
+        # Flask-CORS reads an origin with any of `*?$^[]()\` as a regular expression that
+        # it matches from the start only: each is given as one that matches it alone.
+        origins=["*"] if anywhere else [re.compile(re.escape(o) + r"\Z") for o in origins],
+        send_wildcard=anywhere,  # `*` itself, not the page's origin echoed
+        always_send=False,  # nothing for a request without `Origin`: not a browser's
+        vary_header=False,  # `_varies_by_origin` says it on every answer
         methods=["GET", "HEAD", "OPTIONS"],
         expose_headers=sorted(_declared_headers(api.spec.to_dict())),
         max_age=PREFLIGHT_SECONDS,
         supports_credentials=False,
     )
-    if origins != ("*",):
+    if not anywhere:
         app.after_request(_varies_by_origin)
 
 

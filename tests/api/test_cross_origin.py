@@ -110,6 +110,25 @@ def test_an_origin_not_named_gets_no_access(db, world, origins):
         assert not [name for name in response.headers.keys() if name.startswith("Access-Control")]
 
 
+@pytest.mark.parametrize(
+    ("named", "asking"),
+    [(DASHBOARD, "https://dash.example.com.evil.net"), (DASHBOARD, "https://dashxexample.com"),
+     (DASHBOARD, "https://dash.example.co"), ("http://[::1]:8080", "http://1:8080")],
+)  # fmt: skip
+def test_an_origin_is_named_exactly_never_by_a_pattern(db, world, named, asking):
+    token = world.token(user=world.user("Ada"))
+    client = _client(db, (named, "http://localhost:3000"))
+
+    for origin, allowed in ((named, True), (asking, False)):
+        response = client.get("/v1/bots/", headers={**bearer(token), "Origin": origin})
+        assert (response.headers.get("Access-Control-Allow-Origin") == origin) is allowed
+        assert ("Access-Control-Allow-Origin" in response.headers) is allowed
+        assert response.headers.get_all("Vary") == ["Origin"]
+    # Nor to a caller that is no browser's page.
+    without = client.get("/v1/bots/", headers=bearer(token))
+    assert "Access-Control-Allow-Origin" not in without.headers
+
+
 def test_star_lets_any_origin_read_without_credentials(db, world):
     token = world.token(user=world.user("Ada"))
     client = _client(db, ("*",))
@@ -137,7 +156,13 @@ def test_the_setting_reads_origins_as_a_browser_sends_them(value, expected):
     "value",
     ["https://dash.example.com/app", "dash.example.com", "ftp://dash.example.com",
      "https://user:secret@dash.example.com", "https://dash.example.com:99999",
-     "https://dash.example.com?x=1", f"*, {DASHBOARD}"],
+     "https://dash.example.com?x=1", f"*, {DASHBOARD}",
+     # Never what a browser sends: a default port, a name not in punycode, IPv6 uncompressed.
+     "https://dash.example.com:443", "http://dash.example.com:80", "https://dash.example.com:",
+     "https://bücher.example", "http://[0:0::1]:8080",
+     # What Flask-CORS would read as a pattern.
+     "https://*.example.com", "https://dash.example.com$", "https://dash.example.com?",
+     "https://(dash|evil).example.com"],
 )  # fmt: skip
 def test_what_no_browser_would_send_as_an_origin_stops_the_start(value):
     with pytest.raises(Exception, match="CORS_ORIGINS: takes \\* or origins"):
