@@ -18,6 +18,8 @@ import tempfile
 import threading
 import time
 
+PROFILE_REMOVAL_SECONDS = 10
+
 
 def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
@@ -131,7 +133,20 @@ class Page:
             self._process.kill()
             self._process.wait()
         self._reader.join(5)  # the answers' pipe ends with Chromium
-        self._profile.cleanup()
+        self._remove_profile()
+
+    def _remove_profile(self) -> None:
+        """Chromium's helper processes may still write to the profile for a moment after
+        Chromium itself has exited (seen with two pages open at once)."""
+        deadline = time.monotonic() + PROFILE_REMOVAL_SECONDS
+        while True:
+            try:
+                self._profile.cleanup()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def __enter__(self) -> "Page":
         return self
