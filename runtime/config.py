@@ -133,8 +133,9 @@ def _database_permits(environ: Mapping[str, str], name: str) -> int:
 
 def _origins(environ: Mapping[str, str], name: str) -> tuple[str, ...]:
     """The web origins whose pages may read the API (web/cross_origin.py): `*`, or origins
-    such as https://dash.example.com, comma-separated. A path, a query or credentials would
-    never match the `Origin` a browser sends, so they stop the start instead."""
+    such as https://dash.example.com, comma-separated. A value that no browser would send as
+    an `Origin` (a path, credentials, a default port, …) would never match: it stops the
+    start instead."""
     value = _text(environ, name)
     if value is None:
         return ()
