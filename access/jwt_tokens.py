@@ -9,6 +9,9 @@ a token must name it; unset, a token carrying any `aud` is refused (PyJWT's rule
 was meant for some other API. `JWT_ISSUER` likewise pins `iss`.
 """
 
+import datetime as dt
+from dataclasses import dataclass
+
 import jwt
 from bson import ObjectId
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -35,6 +38,14 @@ def _public_key(pem: str):
     if isinstance(key, EllipticCurvePublicKey):
         return key, "ES256"
     raise ConfigError("JWT_PUBLIC_KEY", "must be an RSA or EC (P-256) public key.")
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Whom a verified access token names, and when it expires (its `exp`, naive UTC)."""
+
+    user_id: ObjectId
+    expires_at: dt.datetime
 
 
 class JwtVerifier:
@@ -71,7 +82,7 @@ class JwtVerifier:
                 raise ConfigError(name, "needs JWT_SECRET or JWT_PUBLIC_KEY to verify tokens with.")
         return None
 
-    def user_id(self, token: str) -> ObjectId | None:
+    def subject(self, token: str) -> Subject | None:
         """The user an unexpired access token was issued for, or None."""
         try:
             claims = jwt.decode(
@@ -87,4 +98,7 @@ class JwtVerifier:
         if claims.get("type", "access") != "access":
             return None
         subject = claims["sub"]
-        return ObjectId(subject) if ObjectId.is_valid(subject) else None
+        if not ObjectId.is_valid(subject):
+            return None
+        expires_at = dt.datetime.fromtimestamp(claims["exp"], dt.UTC).replace(tzinfo=None)
+        return Subject(ObjectId(subject), expires_at)

@@ -5,9 +5,14 @@ A feed follows the worker's stream of request changes (runtime/request_feeds.py)
 batch of changes it reads the requests again, with the caller's visibility and the feed's
 filters, at that moment: a request it may see is `created` (an insert) or `updated`; one it
 announced and may no longer see, or that is deleted, is `deleted`. Nothing is sent that the
-caller could not read from the list then. Every second it also reads its caller's token
-again: revoked, expired, or with other rights, the feed ends, and a client that reconnects
-is answered as any new request.
+caller could not read from the list then.
+
+The caller's rights are followed in the stream's order (runtime/request_feeds.py): a feed
+reads its caller from the database once subscribed, and again at each change of a document
+its caller is read from (its token, user or organization), before the request changes
+written after it. Revoked, expired, or with other rights, the feed ends there, and a client
+that reconnects is answered as any new request; a token that expires ends its feed at its
+`expiresAt` (a JWT at its `exp`), with no write to tell it.
 
 A resumed feed (`Last-Event-ID`) first reads the changes after that event from the
 database's own history, on a stream of its own, until it has caught up with the worker's
@@ -26,15 +31,17 @@ from pymongo.errors import OperationFailure, PyMongoError
 
 from access import policy
 from blueprints.bot_requests import bot_requests
-from domain.errors import DomainError, Gone, InvalidParameter, Unavailable
+from domain import timestamps
+from domain.errors import DomainError, Forbidden, Gone, InvalidParameter, Unavailable
 from runtime import admission
 from runtime.admission import DatabaseBusy
-from runtime.request_feeds import Change, FeedsFull, NoChangeStream, Subscription
+from runtime.changes import DOCUMENT_CHANGES, changes_of
+from runtime.request_feeds import Change, FeedsFull, NoChangeStream, RequestFeeds, Subscription
 from schemas import feed_ids
 from schemas.bot_requests import BotRequestSchema
 from schemas.feeds import FeedQuery, FeedQuerySchema, OrganizationFeedQuerySchema
 from schemas.selection import selected
-from web.authentication import caller_now, current_caller
+from web.authentication import Standing, current_caller, standing_now
 from web.blueprint import Blueprint
 from web.event_streams import KEEP_ALIVE, MEDIA_TYPE, event, streamed_events
 
@@ -47,11 +54,12 @@ blp = Blueprint(
     "their own (RATELIMIT_FEED) and a number per worker (FEED_CONNECTIONS).",
 )
 
-CHECK_SECONDS = 1.0  # how often a feed reads its caller again, and waits for changes at most
+CHECK_SECONDS = 1.0  # how often a feed looks whether its client left
 KEEP_ALIVE_SECONDS = 15.0
 REPLAYED_AT_ONCE = 500  # changes of a resumed feed's history read again in one query
 ANNOUNCED = 100_000  # ids a feed remembers to announce their deletion (about 10 MB at most)
 _HISTORY_LOST = 286  # ChangeStreamHistoryLost: the resume token is older than the history
+_HISTORY_GONE = "The events after this id are no longer held: read the list, then start a new feed."
 _ITEM = BotRequestSchema()
 _FEED = (
     "A `text/event-stream`: `created`, `updated` and `deleted` events, each with an `id` to "
@@ -128,11 +136,12 @@ def _missed_since(token: dict) -> Iterator[Change | None]:
     this database made."""
     database = current_app.extensions["mongo_stream"][current_app.config["MONGODB_DB"]]
     try:
-        stream = database.botrequests.watch(resume_after=token, max_await_time_ms=250)
+        stream = database.watch(
+            changes_of(RequestFeeds.collections), resume_after=token, max_await_time_ms=250
+        )
     except OperationFailure as error:
         if error.code == _HISTORY_LOST:
-            raise Gone("The events after this id are no longer held: read the list, then "
-                       "start a new feed.") from None  # fmt: skip
+            raise Gone(_HISTORY_GONE) from None
         raise InvalidParameter("lastEventId", feed_ids.INVALID) from None
     return _drained(stream)
 
@@ -144,11 +153,17 @@ def _drained(stream) -> Iterator[Change | None]:
             if change is None:
                 yield None
                 return
+            if change["operationType"] not in DOCUMENT_CHANGES:  # dropped, or renamed over
+                raise Gone(_HISTORY_GONE)
             yield Change.of(change)
 
 
+class _Ended(Exception):
+    """The feed ends here: its caller's standing changed, or its history broke off."""
+
+
 class _Feed:
-    """One open feed: what it announced, and the events it sends."""
+    """One open feed: its caller's standing, what it announced, and the events it sends."""
 
     def __init__(self, query: FeedQuery, visibility, visibility_of, scope: str,
                  subscription: Subscription, missed: Iterator | None,
@@ -159,6 +174,7 @@ class _Feed:
         self._visibility_of = visibility_of
         self._scope = scope
         self._subscription = subscription
+        self._standing: Standing | None = None
         # The requests this feed announced, whose deletion it tells; the oldest are let go.
         self._announced = LRUCache(ANNOUNCED)
         self._seconds = current_app.config["MONGODB_TIMEOUT_MS"] / 1000
@@ -167,7 +183,7 @@ class _Feed:
     def events(self, first: Change | None) -> Iterator[str]:
         try:
             yield from self._follow(first)
-        except (PyMongoError, DatabaseBusy, DomainError):
+        except (PyMongoError, DatabaseBusy, DomainError, _Ended):
             return  # the client reconnects, and is answered as a new request
         finally:
             self.close()
@@ -179,6 +195,9 @@ class _Feed:
         self._subscription.close()
 
     def _follow(self, first: Change | None) -> Iterator[str]:
+        # Read once subscribed: a change to the caller's rights is either in the database by
+        # now, or still to come through the stream, before any later request change.
+        self._read_standing()
         missed = self._missed
         replayed = set()  # tokens of changes sent from the history, to send none twice
         if first is not None:
@@ -189,28 +208,43 @@ class _Feed:
                 changes.append(change)
                 if len(changes) == REPLAYED_AT_ONCE:
                     replayed.update(repr(change.token) for change in changes)
-                    yield from self._announce(changes)
+                    yield from self._tell(changes)
                     changes = []
             replayed.update(repr(change.token) for change in changes)
-            yield from self._announce(changes)
+            yield from self._tell(changes)
         if missed is not None:
             missed.close()  # the history's own stream, caught up
         checked = quiet_since = time.monotonic()
         while not self._subscription.ended:
-            changes = self._subscription.take(CHECK_SECONDS)
+            changes = self._subscription.take(self._wait())
             if replayed:
                 changes = [change for change in changes if repr(change.token) not in replayed]
             if changes:
-                yield from self._announce(changes)
+                yield from self._tell(changes)
                 quiet_since = time.monotonic()
+            self._check_expiry()
             now = time.monotonic()
             if now - checked >= CHECK_SECONDS:
-                if self._client_left() or not self._same_caller():
+                if self._client_left():
                     return
                 checked = now
             if now - quiet_since >= KEEP_ALIVE_SECONDS:
                 yield KEEP_ALIVE
                 quiet_since = now
+
+    def _wait(self) -> float:
+        """How long to wait for changes: until the next look at the client, or the token's
+        expiry if that comes first."""
+        expires_at = self._standing.expires_at
+        if expires_at is None:
+            return CHECK_SECONDS
+        left = (expires_at - timestamps.now()).total_seconds()
+        return min(CHECK_SECONDS, max(left, 0.0))
+
+    def _check_expiry(self) -> None:
+        expires_at = self._standing.expires_at
+        if expires_at is not None and expires_at <= timestamps.now():
+            raise _Ended
 
     def _client_left(self) -> bool:
         """Whether the client closed the connection: peeked at without waiting, a closed one
@@ -228,15 +262,41 @@ class _Feed:
         except OSError:  # reset by the peer
             return True
 
-    def _same_caller(self) -> bool:
+    def _read_standing(self) -> None:
+        """The caller read again from the database; ends the feed (`_Ended`) once it is
+        gone, expired, or sees other requests than when the feed opened."""
         with admission.permitted(self._seconds), pymongo.timeout(self._seconds):
-            caller = caller_now()
-        if caller is None:
-            return False
-        return self._visibility_of(caller) == self._visibility
+            standing = standing_now()
+        if standing.caller is None:
+            raise _Ended
+        try:
+            same = self._visibility_of(standing.caller) == self._visibility
+        except Forbidden:
+            same = False
+        if not same:
+            raise _Ended
+        self._standing = standing
+        self._check_expiry()
+
+    def _tell(self, changes: list[Change]) -> Iterator[str]:
+        """The events of `changes`, in their order: at a change of what the caller is read
+        from, the requests' changes before it are told, and the caller read again before
+        any after it."""
+        requests = []
+        for change in changes:
+            if change.collection != "botrequests":
+                if (change.collection, change.document_id) in self._standing.sources:
+                    yield from self._announce(requests)
+                    requests = []
+                    self._read_standing()
+            else:
+                requests.append(change)
+        yield from self._announce(requests)
 
     def _announce(self, changes: list[Change]) -> Iterator[str]:
-        ids = list({change.request_id: None for change in changes if change.kind != "delete"})
+        if not changes:
+            return
+        ids = list({change.document_id: None for change in changes if change.kind != "delete"})
         with admission.permitted(self._seconds), pymongo.timeout(self._seconds):
             visible = bot_requests().visible(
                 self._visibility, ids, bot=self._query.bot, created_by=self._query.created_by,
@@ -244,14 +304,14 @@ class _Feed:
             )  # fmt: skip
         for change in changes:
             event_id = feed_ids.encode(change.token, self._scope)
-            document = visible.get(change.request_id)
+            document = visible.get(change.document_id)
             if document is not None and change.kind != "delete":
                 kind = "created" if change.kind == "insert" else "updated"
-                self._announced[change.request_id] = True
+                self._announced[change.document_id] = True
                 yield event(kind, event_id, self._item(document))
-            elif change.request_id in self._announced:
-                del self._announced[change.request_id]
-                yield event("deleted", event_id, {"id": str(change.request_id)})
+            elif change.document_id in self._announced:
+                del self._announced[change.document_id]
+                yield event("deleted", event_id, {"id": str(change.document_id)})
 
     def _item(self, document: dict) -> dict:
         return _ITEM.dump(selected(document, self._query.selection))

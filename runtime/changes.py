@@ -64,7 +64,7 @@ FRESH_SECONDS = 0.9
 RETRY_SECONDS = (0.5, 30.0)  # the first wait before reopening a stream, and the longest
 LOGGED_OFF_SECONDS = 1.0  # a period off at least this long is logged when it ends
 START_CHECK_SECONDS = 2.0  # how long the check at start waits for the database
-_DOCUMENT_CHANGES = {"insert", "update", "replace", "delete"}
+DOCUMENT_CHANGES = frozenset({"insert", "update", "replace", "delete"})
 
 OFF_SECONDS = Counter(
     "botcatalogue_cache_off_seconds",
@@ -82,6 +82,21 @@ OFF_PERIODS = Counter(
 )
 
 log = logging.getLogger(__name__)
+
+
+def changes_of(collections) -> list[dict]:
+    """The pipeline of a database's change stream that follows `collections`: each change
+    as the ids it names, and what ends the stream's continuity."""
+    collections = sorted(collections)
+    return [
+        {"$match": {"$or": [
+            {"ns.coll": {"$in": collections}},
+            {"to.coll": {"$in": collections}},  # a collection renamed over one
+            {"operationType": {"$in": ["dropDatabase", "invalidate"]}},
+        ]}},
+        {"$project": {"operationType": 1, "ns": 1, "to": 1, "documentKey": 1,
+                      "clusterTime": 1}},
+    ]  # fmt: skip
 
 
 class Subscriber(Protocol):
@@ -250,15 +265,7 @@ class ChangeFeed:
 
     def _follow(self) -> None:
         """Until the process stops, or the server ends the stream (an `invalidate`)."""
-        pipeline = [
-            {"$match": {"$or": [
-                {"ns.coll": {"$in": self._collections}},
-                {"to.coll": {"$in": self._collections}},  # a collection renamed over one
-                {"operationType": {"$in": ["dropDatabase", "invalidate"]}},
-            ]}},
-            {"$project": {"operationType": 1, "ns": 1, "to": 1, "documentKey": 1,
-                          "clusterTime": 1}},
-        ]  # fmt: skip
+        pipeline = changes_of(self._collections)
         self._opened = False
         # The stream's own session: its cluster time is that of the stream's last answer.
         with (
@@ -314,7 +321,7 @@ class ChangeFeed:
 
     def _dispatch(self, change: dict) -> None:
         kind, collection = change["operationType"], change.get("ns", {}).get("coll")
-        if kind not in _DOCUMENT_CHANGES:
+        if kind not in DOCUMENT_CHANGES:
             self._clear()
             return
         document_id = change["documentKey"]["_id"]

@@ -1,6 +1,11 @@
 """The live feeds of bot requests that one worker serves (docs/api.md#live-feed), fanned out
-from one change stream of its own over `botrequests`, opened when the first feed is: a
-thousand clients cost the database one cursor per worker, not a thousand.
+from one change stream of its own, opened when the first feed is: a thousand clients cost the
+database one cursor per worker, not a thousand.
+
+The stream follows `botrequests` and the collections a caller is read from (`RIGHTS`), in
+the database's one order of writes: a change to a token, a user or an organization reaches
+each feed before any request change written after it, so a feed reads its caller again
+before it tells of anything its caller might no longer see.
 
 The stream is a `runtime.changes.ChangeFeed`, with its resumes, retries and proofs, whose
 one subscriber is this hub. Each open feed has a `Subscription`: a bounded queue of the
@@ -27,6 +32,9 @@ from pymongo.database import Database
 
 from runtime.changes import ChangeFeed
 
+# The collections a caller is read from (web/authentication.py): a token, its user, its
+# organization.
+RIGHTS = frozenset({"tokens", "users", "organizations"})
 # Changes a feed may have waiting before it is ended rather than fall behind without bound.
 QUEUE_SIZE = 10_000
 # How long a new feed waits for the worker's stream to open; a standalone server never does.
@@ -47,17 +55,24 @@ class NoChangeStream(Exception):
 
 @dataclass(frozen=True)
 class Change:
-    """One change of a request: `kind` the stream's operationType, `token` the resume token
-    just after it, the id of a feed's event."""
+    """One change of a document of `collection` (a request, or one of `RIGHTS`): `kind` the
+    stream's operationType, `token` the resume token just after it, the id of a feed's
+    event."""
 
     kind: str
-    request_id: object
+    collection: str
+    document_id: object
     token: dict
 
     @classmethod
     def of(cls, change: dict) -> "Change":
         """From a change stream's event."""
-        return cls(change["operationType"], change["documentKey"]["_id"], change["_id"])
+        return cls(
+            change["operationType"],
+            change["ns"]["coll"],
+            change["documentKey"]["_id"],
+            change["_id"],
+        )
 
 
 class Subscription:
@@ -100,7 +115,7 @@ class Subscription:
 class RequestFeeds:
     """The worker's feeds: its slots, its subscriptions, and the stream that fills them."""
 
-    collections = frozenset({"botrequests"})
+    collections = frozenset({"botrequests", *RIGHTS})
 
     def __init__(self, database: Database, slots: int):
         self.slots = slots

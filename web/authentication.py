@@ -19,6 +19,7 @@ logged or traced (web/request_log.py, runtime/tracing.py), and a Bearer header w
 400 rather than a guess which one counts.
 """
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ from pymongo.database import Database
 from werkzeug.datastructures import Authorization
 
 from access.callers import Caller, caller_for, user_caller
-from access.jwt_tokens import JwtVerifier, looks_like_jwt
+from access.jwt_tokens import JwtVerifier, Subject, looks_like_jwt
 from domain import timestamps
 from domain.errors import InvalidParameter
 from runtime.bearer_tokens import QUERY_TOKEN, hash_token
@@ -85,16 +86,22 @@ def _well_formed(token: str) -> bool:
     return 0 < len(token) <= MAX_TOKEN_LENGTH and token.isascii() and token.isprintable()
 
 
-def _jwt_caller(token: str) -> Caller | None:
+def _jwt_subject(token: str) -> Subject | None:
     verifier = current_app.extensions.get("jwt")
     if verifier is None or not looks_like_jwt(token):
         return None
-    user_id = verifier.user_id(token)
-    if user_id is None:
+    return verifier.subject(token)
+
+
+def _jwt_caller(token: str) -> Caller | None:
+    subject = _jwt_subject(token)
+    if subject is None:
         return None
     user = current_app.extensions["token_cache"].get(
         ("jwt", hash_token(token)),
-        lambda: current_app.extensions["caller_lookups"].user(admitted_primary_db(), user_id),
+        lambda: current_app.extensions["caller_lookups"].user(
+            admitted_primary_db(), subject.user_id
+        ),
         lambda user: [("users", user["_id"])],
     )
     return None if user is None else user_caller(user)
@@ -137,8 +144,37 @@ def current_caller() -> Caller:
     return auth.current_user()
 
 
-def caller_now() -> Caller | None:
-    """The request's token read again: who it stands for now, or None once it is revoked,
-    expired or gone (a live feed asks every second)."""
+@dataclass(frozen=True)
+class Standing:
+    """What the request's token stands for, read from the database at one moment: its caller
+    (None once revoked, expired or orphaned), the documents that caller is read from, as
+    (collection, id), and when the token expires by itself (naive UTC), if it does."""
+
+    caller: Caller | None
+    sources: frozenset[tuple[str, object]] = frozenset()
+    expires_at: dt.datetime | None = None
+
+
+def standing_now() -> Standing:
+    """The request's token read again from the database, never from the token cache: a live
+    feed reads it when a change of one of its sources reaches the feed, in the order of the
+    feed's own change stream (blueprints/feeds.py), which the cache's stream does not share."""
     credentials = auth.get_auth()
-    return _verify_token(credentials.token) if credentials and credentials.token else None
+    token = credentials.token if credentials else None
+    if not token or not _well_formed(token):
+        return Standing(None)
+    lookups = current_app.extensions["caller_lookups"]
+    subject = _jwt_subject(token)
+    if subject is not None:
+        user = lookups.user(admitted_primary_db(), subject.user_id)
+        caller = None if user is None else user_caller(user)
+        return Standing(caller, frozenset({("users", subject.user_id)}), subject.expires_at)
+    document = lookups.token(admitted_primary_db(), hash_token(token))
+    if document is None:
+        return Standing(None)
+    expires_at = document.get("expiresAt")
+    return Standing(
+        caller_for(document, timestamps.now()),
+        frozenset(_made_of(document)),
+        expires_at if isinstance(expires_at, dt.datetime) else None,
+    )
