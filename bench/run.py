@@ -54,6 +54,7 @@ import pymongo
 from access import policy
 from access.callers import caller_for
 from bench import dataset, eve, exports, feeds, otlp_receiver, servers
+from repositories import change_images
 from repositories.bot_requests import BotRequestListQuery, BotRequestRepository
 from repositories.bots import BotListQuery, BotRepository
 from repositories.bson_order import WALK, Position, Resume, sort_order
@@ -121,6 +122,7 @@ def prepare(db, scale: dataset.Scale) -> float:
         dataset.generate(db, scale)
         db.bench_meta.insert_one(wanted)
     ensure_indexes(db)
+    change_images.keep(db)  # for the feed rows, as `flask db init`
     return time.perf_counter() - started
 
 

@@ -1,11 +1,12 @@
 """Live feeds of bot requests (docs/api.md#live-feed): a user's (as 4.1) and an
 organization's (as 4.2), as Server-Sent Events.
 
-A feed follows the worker's stream of request changes (runtime/request_feeds.py). For each
-batch of changes it reads the requests again, with the caller's visibility and the feed's
-filters, at that moment: a request it may see is `created` (an insert) or `updated`; one it
-announced and may no longer see, or that is deleted, is `deleted`. Nothing is sent that the
-caller could not read from the list then.
+A feed follows the worker's stream of request changes (runtime/request_feeds.py) and judges
+each change by the request before and after it, with the caller's visibility and the feed's
+filters: a request it may see after the change is `created` (an insert) or `updated`, as the
+change left it; one it could see only before is `deleted`. So each event is what happened,
+whether the feed reads it at once or replays it later, on whichever worker, and the database
+is asked only for the summaries of what is sent.
 
 The caller's rights are followed in the stream's order (runtime/request_feeds.py): a feed
 reads its caller from the database once subscribed, and again at each change of a document
@@ -16,7 +17,8 @@ that reconnects is answered as any new request; a token that expires ends its fe
 
 A resumed feed (`Last-Event-ID`) first reads the changes after that event from the
 database's own history, on a stream of its own, until it has caught up with the worker's
-stream, whose changes it keeps meanwhile; a change both bring is sent once.
+stream, whose changes it keeps meanwhile; a change both bring is sent once. It judges them
+with its caller's rights as they are when it resumes.
 """
 
 import socket
@@ -24,7 +26,6 @@ import time
 from collections.abc import Iterator
 
 import pymongo
-from cachetools import LRUCache
 from flask import current_app, request
 from marshmallow import ValidationError
 from pymongo.errors import OperationFailure, PyMongoError
@@ -33,9 +34,11 @@ from access import policy
 from blueprints.bot_requests import bot_requests
 from domain import timestamps
 from domain.errors import DomainError, Forbidden, Gone, InvalidParameter, Unavailable
+from repositories import change_images
 from runtime import admission
 from runtime.admission import DatabaseBusy
-from runtime.changes import DOCUMENT_CHANGES, changes_of
+from runtime.changes import DOCUMENT_CHANGES, watch
+from runtime.database import admitted_db
 from runtime.request_feeds import Change, FeedsFull, NoChangeStream, RequestFeeds, Subscription
 from schemas import feed_ids
 from schemas.bot_requests import BotRequestSchema
@@ -57,10 +60,20 @@ blp = Blueprint(
 CHECK_SECONDS = 1.0  # how often a feed looks whether its client left
 KEEP_ALIVE_SECONDS = 15.0
 REPLAYED_AT_ONCE = 500  # changes of a resumed feed's history read again in one query
-ANNOUNCED = 100_000  # ids a feed remembers to announce their deletion (about 10 MB at most)
 _HISTORY_LOST = 286  # ChangeStreamHistoryLost: the resume token is older than the history
+_NO_PRE_IMAGES = (
+    "Live feeds need the bot requests' pre-images, which this database does not keep: an "
+    "operator turns them on with `flask db init` (docs/deployment.md#live-feeds)."
+)
 _HISTORY_GONE = "The events after this id are no longer held: read the list, then start a new feed."
 _ITEM = BotRequestSchema()
+_LAST_EVENT_ID = {
+    "in": "header",
+    "name": "Last-Event-ID",
+    "schema": {"type": "string", "maxLength": feed_ids.MAX_LENGTH},
+    "description": "Resume after this event id (an `EventSource` sends it when it reconnects); "
+    "wins over `lastEventId`.",
+}
 _FEED = (
     "A `text/event-stream`: `created`, `updated` and `deleted` events, each with an `id` to "
     "resume after and the request as the list shows it (a deletion: its `id` alone), and a "
@@ -68,7 +81,7 @@ _FEED = (
 )
 
 
-@blp.route("/requests/feed")
+@blp.route("/requests/feed", parameters=[_LAST_EVENT_ID])
 @blp.doc(operationId="followBotRequests")
 @blp.token_in_query
 @blp.login_required
@@ -84,7 +97,7 @@ def follow_bot_requests(query: FeedQuery):
     return _feed(query, lambda caller: policy.bot_requests(caller))
 
 
-@blp.route("/organizations/<objectid:organization_id>/requests/feed")
+@blp.route("/organizations/<objectid:organization_id>/requests/feed", parameters=[_LAST_EVENT_ID])
 @blp.doc(operationId="followOrganizationBotRequests")
 @blp.token_in_query
 @blp.login_required
@@ -116,6 +129,8 @@ def _feed(query: FeedQuery, visibility_of):
     except NoChangeStream as error:
         raise Unavailable(str(error)) from None
     try:
+        if not change_images.kept(admitted_db()):  # under the request's permit, as its token
+            raise Unavailable(_NO_PRE_IMAGES)
         missed = _missed_since(token) if token is not None else None
         first = next(missed, None) if missed is not None else None
     except BaseException:
@@ -136,9 +151,8 @@ def _missed_since(token: dict) -> Iterator[Change | None]:
     this database made."""
     database = current_app.extensions["mongo_stream"][current_app.config["MONGODB_DB"]]
     try:
-        stream = database.watch(
-            changes_of(RequestFeeds.collections), resume_after=token, max_await_time_ms=250
-        )
+        stream = watch(database, RequestFeeds.collections, images=True,
+                       resume_after=token, max_await_time_ms=250)  # fmt: skip
     except OperationFailure as error:
         if error.code == _HISTORY_LOST:
             raise Gone(_HISTORY_GONE) from None
@@ -155,7 +169,10 @@ def _drained(stream) -> Iterator[Change | None]:
                 return
             if change["operationType"] not in DOCUMENT_CHANGES:  # dropped, or renamed over
                 raise Gone(_HISTORY_GONE)
-            yield Change.of(change)
+            change = Change.of(change)
+            if not change.whole:  # its pre-image no longer held
+                raise Gone(_HISTORY_GONE)
+            yield change
 
 
 class _Ended(Exception):
@@ -163,7 +180,7 @@ class _Ended(Exception):
 
 
 class _Feed:
-    """One open feed: its caller's standing, what it announced, and the events it sends."""
+    """One open feed: its caller's standing, and the events it sends."""
 
     def __init__(self, query: FeedQuery, visibility, visibility_of, scope: str,
                  subscription: Subscription, missed: Iterator | None,
@@ -175,8 +192,6 @@ class _Feed:
         self._scope = scope
         self._subscription = subscription
         self._standing: Standing | None = None
-        # The requests this feed announced, whose deletion it tells; the oldest are let go.
-        self._announced = LRUCache(ANNOUNCED)
         self._seconds = current_app.config["MONGODB_TIMEOUT_MS"] / 1000
         self._client = client  # the connection, where the server gives it
 
@@ -289,28 +304,35 @@ class _Feed:
                     yield from self._announce(requests)
                     requests = []
                     self._read_standing()
+            elif not change.whole:  # no pre-image: the client resumes, or learns it is gone
+                raise _Ended
             else:
                 requests.append(change)
         yield from self._announce(requests)
 
     def _announce(self, changes: list[Change]) -> Iterator[str]:
+        """Each change judged by the request before and after it: one the caller may see
+        after is `created` or `updated`, with the request as the change left it; one it
+        could see only before is `deleted`."""
         if not changes:
             return
-        ids = list({change.document_id: None for change in changes if change.kind != "delete"})
         with admission.permitted(self._seconds), pymongo.timeout(self._seconds):
-            visible = bot_requests().visible(
-                self._visibility, ids, bot=self._query.bot, created_by=self._query.created_by,
-                reads=self._query.reads,
-            )  # fmt: skip
+            repository = bot_requests()
+            seen = repository.judge(
+                self._visibility, bot=self._query.bot, created_by=self._query.created_by
+            )
+            shown = [
+                change for change in changes if change.after is not None and seen(change.after)
+            ]
+            items = repository.shown([change.after for change in shown], self._query.reads)
+        item_of = {id(change): item for change, item in zip(shown, items, strict=True)}
         for change in changes:
             event_id = feed_ids.encode(change.token, self._scope)
-            document = visible.get(change.document_id)
-            if document is not None and change.kind != "delete":
+            item = item_of.get(id(change))
+            if item is not None:
                 kind = "created" if change.kind == "insert" else "updated"
-                self._announced[change.document_id] = True
-                yield event(kind, event_id, self._item(document))
-            elif change.document_id in self._announced:
-                del self._announced[change.document_id]
+                yield event(kind, event_id, self._item(item))
+            elif change.before is not None and seen(change.before):
                 yield event("deleted", event_id, {"id": str(change.document_id)})
 
     def _item(self, document: dict) -> dict:

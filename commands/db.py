@@ -10,6 +10,7 @@ import click
 from commands import demo, load_files, load_writes, loading
 from commands.groups import DatabaseGroup
 from domain import timestamps
+from repositories import change_images
 from repositories.indexes import IndexConflict, Outcome, index_outcomes
 from repositories.token_admin import TokenAdmin
 from runtime.bearer_tokens import hash_token, new_token
@@ -35,7 +36,8 @@ def _describe(outcome: Outcome) -> str:
 
 @group.command("init")
 def init():
-    """Create every index the queries need, printing each as it is done; safe to run again.
+    """Create every index the queries need, printing each as it is done, and turn on the
+    bot requests' pre-images that the live feeds need; safe to run again.
 
     An index the writer made on the same keys, under any name, is used as it is. A conflict
     (a name of ours taken by an index on other keys, a unique index over duplicates) is
@@ -52,6 +54,11 @@ def init():
             click.echo(_describe(outcome))
     summary = ", ".join(f"{count} {_SUMMARY[action]}" for action, count in done.items())
     click.echo(f"Indexes of {db.name!r}: {summary or 'none'}.")
+    turned_on = change_images.keep(db)
+    click.echo(
+        f"{change_images.COLLECTION}: pre-images for the live feeds "
+        + ("turned on." if turned_on else "already on.")
+    )
     if conflicts:
         click.echo(f"{conflicts} index(es) could not be made.", err=True)
         raise click.exceptions.Exit(1)

@@ -3,6 +3,7 @@ batches of exports (docs/api.md#exports); each read without a join, its summarie
 (repositories/summaries.py)."""
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bson import ObjectId
@@ -11,8 +12,9 @@ from pymongo.database import Database
 from access.policy import Visibility
 from domain import timestamps
 from domain.errors import NotFound
+from repositories.matching import matches
 from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list, first_documents
-from repositories.reads import contains, fields_of, get_all, get_one
+from repositories.reads import contains, fields_of, get_one
 from repositories.summaries import Summaries
 
 
@@ -109,22 +111,30 @@ class BotRequestRepository:
             return ids[0]
         return {"$in": ids}
 
-    def visible(
-        self, visibility: Visibility, ids: list, *, bot: str | None, created_by, reads
-    ) -> dict[object, dict]:
-        """Of the requests `ids` names, those the caller may see and the filters keep (a
-        bot's slug, a creator), by id, with the summaries `reads` names: what a live feed
-        may send (blueprints/feeds.py), read at the moment it sends it."""
-        if visibility.is_empty or not ids:
-            return {}
-        key = {"_id": {"$in": ids}}
-        if created_by is not None:
-            key["createdBy"] = created_by
+    def judge(
+        self, visibility: Visibility, *, bot: str | None, created_by
+    ) -> Callable[[dict], bool]:
+        """Whether the caller may see a request as a document holds it, and the filters (a
+        bot's slug, a creator) keep it: the list's filter, judged in memory
+        (repositories/matching.py) for a live feed, on the request as a change left it,
+        which the database may no longer hold (blueprints/feeds.py)."""
+        if visibility.is_empty:
+            return lambda document: False
+        narrow = {} if created_by is None else {"createdBy": created_by}
         if bot is not None:
-            key["bot"] = self._bots(bot, None)
-        found = get_all(self._requests, visibility, key, _projection(reads))
-        self._summaries.fill(found, fields_of(reads))
-        return {document["_id"]: document for document in found}
+            narrow["bot"] = self._bots(bot, None)
+        query = {"$and": [visibility.as_filter(), narrow]}
+        return lambda document: matches(query, document)
+
+    def shown(self, documents: list[dict], reads: frozenset[str]) -> list[dict]:
+        """`documents` as the list shows them: the fields `reads` names, with their
+        summaries; `documents` themselves are left as they are."""
+        fields = fields_of(reads)
+        projected = [
+            {name: value for name, value in document.items() if name == "_id" or name in fields}
+            for document in documents
+        ]
+        return self._summaries.fill(projected, fields)
 
     def get(self, visibility: Visibility, request_id: ObjectId, reads: frozenset[str]) -> dict:
         projected = [{"$project": _projection(reads)}]

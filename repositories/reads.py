@@ -157,14 +157,6 @@ def get_one(collection: Collection, visibility: Visibility, key: dict, stages: l
     return next(iter(collection.aggregate(pipeline)), None)
 
 
-def get_all(collection: Collection, visibility: Visibility, key: dict, projection: dict):
-    """The documents that `key` names and the caller may see, their fields of `projection`."""
-    if visibility.is_empty:
-        return []
-    pipeline = [*_visible(key, visibility), {"$project": projection}]
-    return list(collection.aggregate(pipeline))
-
-
 def fields_of(paths) -> set[str]:
     """The top-level fields of stored paths: `bot` of `bot.name`."""
     return {path.partition(".")[0] for path in paths}

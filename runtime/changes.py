@@ -84,19 +84,32 @@ OFF_PERIODS = Counter(
 log = logging.getLogger(__name__)
 
 
-def changes_of(collections) -> list[dict]:
+def changes_of(collections, *, images: bool = False) -> list[dict]:
     """The pipeline of a database's change stream that follows `collections`: each change
-    as the ids it names, and what ends the stream's continuity."""
+    as the ids it names (with `images`, the documents it shows too: see `watch`), and what
+    ends the stream's continuity."""
     collections = sorted(collections)
+    shown = dict.fromkeys(("operationType", "ns", "to", "documentKey", "clusterTime"), 1)
+    if images:
+        shown |= dict.fromkeys(("fullDocument", "fullDocumentBeforeChange", "updateDescription"), 1)
     return [
         {"$match": {"$or": [
             {"ns.coll": {"$in": collections}},
             {"to.coll": {"$in": collections}},  # a collection renamed over one
             {"operationType": {"$in": ["dropDatabase", "invalidate"]}},
         ]}},
-        {"$project": {"operationType": 1, "ns": 1, "to": 1, "documentKey": 1,
-                      "clusterTime": 1}},
+        {"$project": shown},
     ]  # fmt: skip
+
+
+def watch(database: Database, collections, *, images: bool = False, **options):
+    """A change stream over `collections` of `database`; with `images`, each change carries
+    the document as inserted or replaced, and where the collection keeps pre-images
+    (repositories/change_images.py), the document before an update or a deletion, and what
+    an update changed."""
+    if images:
+        options["full_document_before_change"] = "whenAvailable"
+    return database.watch(changes_of(collections, images=images), **options)
 
 
 class Subscriber(Protocol):
@@ -169,6 +182,9 @@ CACHES_WITHOUT_IT = (
 
 
 class ChangeFeed:
+    """The stream of its subscribers' collections; with `images`, its changes carry the
+    documents they show (`watch`)."""
+
     def __init__(
         self,
         database: Database,
@@ -176,8 +192,10 @@ class ChangeFeed:
         clock: Clock | None = None,
         *,
         without_it: tuple[str, str] = CACHES_WITHOUT_IT,
+        images: bool = False,
     ):
         self._clock = clock or Clock()
+        self._images = images
         self._without_it = without_it
         self._database = database.with_options(read_preference=ReadPreference.PRIMARY)
         self._subscribers = list(subscribers)
@@ -265,13 +283,14 @@ class ChangeFeed:
 
     def _follow(self) -> None:
         """Until the process stops, or the server ends the stream (an `invalidate`)."""
-        pipeline = changes_of(self._collections)
         self._opened = False
         # The stream's own session: its cluster time is that of the stream's last answer.
         with (
             self._database.client.start_session(causal_consistency=False) as session,
-            self._database.watch(
-                pipeline,
+            watch(
+                self._database,
+                self._collections,
+                images=self._images,
                 resume_after=self._resume_token,
                 max_await_time_ms=int(AWAIT_SECONDS * 1000),
                 session=session,

@@ -9,9 +9,9 @@ before it tells of anything its caller might no longer see.
 
 The stream is a `runtime.changes.ChangeFeed`, with its resumes, retries and proofs, whose
 one subscriber is this hub. Each open feed has a `Subscription`: a bounded queue of the
-changes the stream brought since it opened. The hub holds ids, never documents; a feed reads
-the requests it may show itself (`blueprints/feeds.py`), so what it sends is what its caller
-may read from the list at that moment.
+changes the stream brought since it opened, each request's with the request before and after
+it, shared by every feed and never changed; a feed judges them with its caller's visibility
+itself (`blueprints/feeds.py`).
 
 A feed whose queue overflows, or whose stream lost its continuity (it was opened again and
 cannot resume), ends: its client reconnects with the last id it got and resumes from the
@@ -25,12 +25,13 @@ threads of ordinary requests.
 import contextlib
 import queue
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from flask import Flask
 from pymongo.database import Database
 
 from runtime.changes import ChangeFeed
+from runtime.update_descriptions import NotApplicable, applied
 
 # The collections a caller is read from (web/authentication.py): a token, its user, its
 # organization.
@@ -57,22 +58,38 @@ class NoChangeStream(Exception):
 class Change:
     """One change of a document of `collection` (a request, or one of `RIGHTS`): `kind` the
     stream's operationType, `token` the resume token just after it, the id of a feed's
-    event."""
+    event. A request's change holds the request `before` and `after` it (None where there was
+    none, or is none); `whole` is False where the database kept no pre-image to know them by.
+    """
 
     kind: str
     collection: str
     document_id: object
     token: dict
+    before: dict | None = None
+    after: dict | None = None
+    whole: bool = True
 
     @classmethod
     def of(cls, change: dict) -> "Change":
-        """From a change stream's event."""
-        return cls(
-            change["operationType"],
-            change["ns"]["coll"],
-            change["documentKey"]["_id"],
-            change["_id"],
-        )
+        """From a change stream's event, with images (runtime.changes.watch)."""
+        kind, collection = change["operationType"], change["ns"]["coll"]
+        made = cls(kind, collection, change["documentKey"]["_id"], change["_id"])
+        if collection != "botrequests":
+            return made
+        before = change.get("fullDocumentBeforeChange")
+        if kind == "insert":
+            return replace(made, after=change["fullDocument"])
+        if before is None:  # pre-images off, or no longer held
+            return replace(made, whole=False)
+        if kind == "delete":
+            return replace(made, before=before)
+        if kind == "replace":
+            return replace(made, before=before, after=change["fullDocument"])
+        try:
+            return replace(made, before=before, after=applied(before, change["updateDescription"]))
+        except NotApplicable:
+            return replace(made, whole=False)
 
 
 class Subscription:
@@ -122,7 +139,8 @@ class RequestFeeds:
         self._free = threading.BoundedSemaphore(slots)
         self._subscriptions: set[Subscription] = set()
         self._lock = threading.Lock()
-        self._feed = ChangeFeed(database, [self], without_it=_WITHOUT_IT)  # sets `self.stream`
+        # Sets `self.stream`.
+        self._feed = ChangeFeed(database, [self], without_it=_WITHOUT_IT, images=True)
 
     def subscribe(self) -> Subscription:
         """A slot and a subscription, once the worker's stream follows every change; raises

@@ -16,6 +16,7 @@ import pytest
 from flask import Flask
 
 from app import create_app
+from repositories import change_images
 from runtime import logs
 from tests.support import mongomock_types
 from tests.support.factories import World
@@ -47,7 +48,11 @@ def wire_client(wire_uri):
 
 
 def _fresh_database(client):
+    """Empty; on a real server, keeping the requests' pre-images as `flask db init` leaves a
+    deployment's, which the live feeds need."""
     name = f"test_{uuid.uuid4().hex[:16]}"
+    if not isinstance(client, mongomock.MongoClient):
+        change_images.keep(client[name])
     yield client[name]
     client.drop_database(name)
 

@@ -116,9 +116,12 @@ def test_a_feed_is_an_event_stream_without_etag(document):
         assert not {"Content-Disposition", "ETag"} & ok["headers"].keys()
         assert {"410", "429", "503"} <= operation["responses"].keys()
         assert "304" not in operation["responses"]
-        names = {parameter.get("name") for parameter in operation["parameters"]}
-        assert {"bot", "fields", "lastEventId"} <= names
+        parameters = [*document["paths"][path].get("parameters", []), *operation["parameters"]]
+        names = {parameter.get("name") for parameter in parameters}
+        assert {"bot", "fields", "lastEventId", "Last-Event-ID"} <= names
         assert not {"page", "limit", "cursor", "sortBy", "If-None-Match"} & names
+        [header] = [p for p in parameters if p.get("name") == "Last-Event-ID"]
+        assert header["in"] == "header" and header["schema"]["type"] == "string"
 
 
 def test_every_operation_has_a_unique_operation_id_and_a_description(document):

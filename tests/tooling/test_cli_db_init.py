@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from bson import ObjectId
 
+from repositories import change_images
 from repositories.indexes import INDEXES
 from tests.support import ROOT
 from tests.support.wire_server import free_port
@@ -45,9 +46,10 @@ def flask_db(uri: str, db_name: str, *args: str, **settings) -> subprocess.Compl
 
 
 def outcomes(stdout: str) -> dict[str, str]:
-    """{"collection.index": what was done} from the lines db init prints."""
+    """{"collection.index": what was done} from the lines db init prints (its last two say
+    how many indexes, and whether it turned the pre-images on)."""
     found = {}
-    for line in stdout.splitlines()[:-1]:
+    for line in stdout.splitlines()[:-2]:
         match = LINE.match(line)
         assert match, line
         found[f"{match[1]}.{match[2]}"] = match[3]
@@ -117,9 +119,27 @@ def test_init_on_a_real_sized_database_builds_past_the_request_timeout(wire_uri,
     assert again.returncode == 0, again.stderr
     assert not any(what.startswith("built") for what in outcomes(again.stdout).values())
     assert outcomes(again.stdout)["tokens.tokenHash_1"] == done["tokens.tokenHash_1"]
-    assert again.stdout.splitlines()[-1] == (
-        f"Indexes of {wire_db.name!r}: 2 reused, {len(done) - 2} already there."
-    )
+    assert again.stdout.splitlines()[-2:] == [
+        f"Indexes of {wire_db.name!r}: 2 reused, {len(done) - 2} already there.",
+        "botrequests: pre-images for the live feeds already on.",
+    ]
+
+
+def test_init_turns_on_the_pre_images_of_the_live_feeds(wire_uri, wire_client):
+    """On a database whose writer made `botrequests` without them, and on one without it."""
+    names = [f"test_images_{ObjectId()}" for _ in range(2)]
+    wire_client[names[0]].botrequests.insert_one({"status": "done"})
+    try:
+        results = [flask_db(wire_uri, name, "init") for name in names]
+        kept = [change_images.kept(wire_client[name]) for name in names]
+    finally:
+        for name in names:
+            wire_client.drop_database(name)
+
+    assert [result.stdout.splitlines()[-1] for result in results] == [
+        "botrequests: pre-images for the live feeds turned on."
+    ] * 2
+    assert kept == [True, True]
 
 
 def test_init_reports_options_of_a_reused_index_and_creates_no_twin(wire_uri, wire_db):
