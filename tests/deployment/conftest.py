@@ -1,5 +1,5 @@
 """A wire server of a module's own, with MongoDB's `failCommand` fail point; gunicorns of a
-module's own; and connections held by each worker of one.
+module's own; connections held by each worker of one; and the live feeds' `scene`.
 
 A fail point is server-wide, and a stall would hold up every other test: each module that
 arms one gets a server to itself (`fault_server`, module-scoped).
@@ -84,3 +84,22 @@ def standalone():
     server = StandaloneServer().start()
     yield server
     server.close()
+
+
+@pytest.fixture
+def scene(wire_db):
+    """A member of Acme with a token, Acme's bot, and another organization: what the live
+    feeds' tests write requests for."""
+    world = World(wire_db)
+    acme, other = world.organization("Acme"), world.organization("Other")
+    ada = world.user("Ada", organizations=[acme])
+    bot = world.bot("writer", organization=acme)
+    return {
+        "world": world,
+        "db": wire_db,
+        "acme": acme,
+        "other": other,
+        "ada": ada,
+        "bot": bot,
+        "token": world.token(user=ada),
+    }

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.deployment.test_feeds import _feed, scene  # noqa: F401 (a fixture)
+from tests.support.sse import open_feed
 
 UPDATED = dt.datetime(2026, 2, 1)
 
@@ -30,10 +30,10 @@ def _replace_workers(server) -> None:
 
 
 @pytest.mark.parametrize("worker", ["fresh", "replaced"])
-def test_a_resumed_feed_replays_each_change_as_it_happened(gunicorn, scene, worker):  # noqa: F811
+def test_a_resumed_feed_replays_each_change_as_it_happened(gunicorn, scene, worker):
     world, db, ada = scene["world"], scene["db"], scene["ada"]
     server = gunicorn()
-    stream = _feed(server, scene)
+    stream = open_feed(server, scene)
     announced = world.bot_request(bot=None, created_by=ada)
     foreign = world.bot_request(bot=None, created_by=None, organization=scene["other"])
     seen = stream.next_event()
@@ -55,7 +55,7 @@ def test_a_resumed_feed_replays_each_change_as_it_happened(gunicorn, scene, work
     db.botrequests.update_one({"_id": foreign}, {"$set": {"createdBy": ada}})  # seen after only
     last = world.bot_request(bot=None, created_by=ada)
 
-    resumed = _feed(server, scene, **{"Last-Event-ID": seen["id"]})
+    resumed = open_feed(server, scene, **{"Last-Event-ID": seen["id"]})
     try:
         replayed = [resumed.next_event()]
         while replayed[-1]["data"]["id"] != str(last):

@@ -18,36 +18,13 @@ from tests.support import jwt_claims
 from tests.support.browser import Page, chromium
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
-from tests.support.sse import EventStream
-
-
-@pytest.fixture
-def scene(wire_db):
-    world = World(wire_db)
-    acme, other = world.organization("Acme"), world.organization("Other")
-    ada = world.user("Ada", organizations=[acme])
-    bot = world.bot("writer", organization=acme)
-    return {
-        "world": world,
-        "db": wire_db,
-        "acme": acme,
-        "other": other,
-        "ada": ada,
-        "bot": bot,
-        "token": world.token(user=ada),
-    }
-
-
-def _feed(server, scene, path="/v1/requests/feed", **headers) -> EventStream:
-    stream = EventStream(server.port, path, {**bearer(scene["token"]), **headers})
-    assert stream.status == 200, stream.body()
-    return stream
+from tests.support.sse import EventStream, open_feed
 
 
 def test_a_feed_tells_creations_updates_and_deletions_it_may_see(gunicorn, scene):
     server = gunicorn()
     world, db = scene["world"], scene["db"]
-    stream = _feed(server, scene)
+    stream = open_feed(server, scene)
     try:
         assert stream.headers["Content-Type"].startswith("text/event-stream")
         foreign = world.bot_request(bot=None, created_by=None, organization=scene["other"])
@@ -70,10 +47,10 @@ def test_a_feed_tells_creations_updates_and_deletions_it_may_see(gunicorn, scene
     assert str(foreign) not in repr([created, updated, deleted])
 
 
-def test_a_request_taken_out_of_sight_is_deleted_for_the_feed(gunicorn, scene):
+def test_a_request_taken_out_of_sight_is_deleted_for_theopen_feed(gunicorn, scene):
     server = gunicorn()
     world, db = scene["world"], scene["db"]
-    stream = _feed(server, scene, f"/v1/organizations/{scene['acme']}/requests/feed")
+    stream = open_feed(server, scene, f"/v1/organizations/{scene['acme']}/requests/feed")
     try:
         moved = world.bot_request(bot=None, created_by=None, organization=scene["acme"])
         assert stream.next_event()["event"] == "created"
@@ -88,13 +65,13 @@ def test_a_request_taken_out_of_sight_is_deleted_for_the_feed(gunicorn, scene):
 def test_a_feed_resumes_after_its_last_event_without_a_gap_or_a_repeat(gunicorn, scene):
     server = gunicorn()
     world = scene["world"]
-    stream = _feed(server, scene)
+    stream = open_feed(server, scene)
     first = world.bot_request(bot=None, created_by=scene["ada"])
     seen = stream.next_event()
     stream.close()
     missed = [world.bot_request(bot=None, created_by=scene["ada"]) for _ in range(3)]
 
-    resumed = _feed(server, scene, **{"Last-Event-ID": seen["id"]})
+    resumed = open_feed(server, scene, **{"Last-Event-ID": seen["id"]})
     try:
         replayed = [resumed.next_event() for _ in missed]
         later = world.bot_request(bot=None, created_by=scene["ada"])
@@ -107,9 +84,9 @@ def test_a_feed_resumes_after_its_last_event_without_a_gap_or_a_repeat(gunicorn,
     assert live["data"]["id"] == str(later)
 
 
-def test_a_revoked_token_ends_its_feed(gunicorn, scene):
+def test_a_revoked_token_ends_itsopen_feed(gunicorn, scene):
     server = gunicorn()
-    stream = _feed(server, scene)
+    stream = open_feed(server, scene)
     try:
         scene["db"].tokens.update_many({}, {"$set": {"revokedAt": dt.datetime(2026, 1, 1)}})
         assert stream.next_event(timeout=5) is None
@@ -144,7 +121,7 @@ def test_a_token_that_expires_ends_its_feed_at_its_expiry_with_no_write_to_tell_
 def test_a_foreign_or_forged_event_id_is_a_400_before_the_stream(gunicorn, scene):
     # A closed feed keeps its slot for up to a second, until it finds its client gone.
     server = gunicorn({"FEED_CONNECTIONS": "4"})
-    stream = _feed(server, scene)
+    stream = open_feed(server, scene)
     scene["world"].bot_request(bot=None, created_by=scene["ada"])
     event_id = stream.next_event()["id"]
     stream.close()
@@ -164,7 +141,7 @@ def test_a_foreign_or_forged_event_id_is_a_400_before_the_stream(gunicorn, scene
 
 def test_past_its_feed_slots_a_worker_answers_503(gunicorn, scene):
     server = gunicorn({"FEED_CONNECTIONS": "1"}, workers=1)
-    held = _feed(server, scene)
+    held = open_feed(server, scene)
     try:
         refused = EventStream(server.port, "/v1/requests/feed", bearer(scene["token"]))
         body = refused.body()
@@ -179,7 +156,7 @@ def test_past_its_feed_slots_a_worker_answers_503(gunicorn, scene):
 def test_a_client_that_leaves_frees_its_slot_within_a_second_or_so(gunicorn, scene):
     """Without a write to find it gone: no request changes, and the keep-alive is 15 s off."""
     server = gunicorn({"FEED_CONNECTIONS": "1"}, workers=1)
-    _feed(server, scene).close()
+    open_feed(server, scene).close()
     left = time.monotonic()
     while True:
         again = EventStream(server.port, "/v1/requests/feed", bearer(scene["token"]))
@@ -206,7 +183,7 @@ def test_a_worker_stopped_ends_its_feeds_at_once_and_they_resume_elsewhere(gunic
     id it got and misses nothing written meanwhile."""
     server = gunicorn()
     world = scene["world"]
-    stream = _feed(server, scene)
+    stream = open_feed(server, scene)
     world.bot_request(bot=None, created_by=scene["ada"])
     seen = stream.next_event()
     [worker] = [pid for pid in server.worker_pids() if _serves(pid, stream)]
@@ -217,7 +194,7 @@ def test_a_worker_stopped_ends_its_feeds_at_once_and_they_resume_elsewhere(gunic
     stream.close()
     missed = world.bot_request(bot=None, created_by=scene["ada"])
 
-    resumed = _feed(server, scene, **{"Last-Event-ID": seen["id"]})
+    resumed = open_feed(server, scene, **{"Last-Event-ID": seen["id"]})
     try:
         replayed = resumed.next_event()
     finally:
@@ -256,9 +233,9 @@ def test_on_a_standalone_server_a_feed_is_a_503_saying_why(standalone):
     assert '"level": "WARNING"' in warning and "live feed answers 503" in warning
 
 
-def test_a_removed_membership_ends_the_organizations_feed(gunicorn, scene):
+def test_a_removed_membership_ends_the_organizationsopen_feed(gunicorn, scene):
     server = gunicorn()
-    stream = _feed(server, scene, f"/v1/organizations/{scene['acme']}/requests/feed")
+    stream = open_feed(server, scene, f"/v1/organizations/{scene['acme']}/requests/feed")
     try:
         scene["db"].users.update_one({"_id": scene["ada"]}, {"$set": {"organizations": []}})
         ended = stream.next_event(timeout=5)

@@ -5,6 +5,8 @@ import http.client
 import json
 import time
 
+from tests.support.factories import bearer
+
 
 class EventStream:
     def __init__(self, port: int, path: str, headers: dict, timeout: float = 10.0):
@@ -45,3 +47,10 @@ class EventStream:
 
     def close(self) -> None:
         self.connection.close()
+
+
+def open_feed(server, scene, path="/v1/requests/feed", **headers) -> EventStream:
+    """A feed of `scene`'s token, opened (a 200) on `server`."""
+    stream = EventStream(server.port, path, {**bearer(scene["token"]), **headers})
+    assert stream.status == 200, stream.body()
+    return stream
