@@ -11,7 +11,7 @@ from access import policy
 from access.callers import Caller
 from repositories.matching import matches
 
-A, B, C = ObjectId(), ObjectId(), ObjectId()
+A, B, C = (ObjectId(f"{n:024x}") for n in (1, 2, 3))  # fixed: part of the test ids
 VALUES = [
     A,
     B,
