@@ -176,7 +176,7 @@ def _drained(stream) -> Iterator[Change | None]:
 
 
 class _Ended(Exception):
-    """The feed ends here: its caller's standing changed, or its history broke off."""
+    """The feed ends here: its caller lost it, or a change came without its pre-image."""
 
 
 class _Feed:
@@ -321,17 +321,18 @@ class _Feed:
             seen = repository.judge(
                 self._visibility, bot=self._query.bot, created_by=self._query.created_by
             )
+            after = [change.after is not None and seen(change.after) for change in changes]
             shown = [
-                change for change in changes if change.after is not None and seen(change.after)
+                change.after
+                for change, seen_after in zip(changes, after, strict=True)
+                if seen_after
             ]
-            items = repository.shown([change.after for change in shown], self._query.reads)
-        item_of = {id(change): item for change, item in zip(shown, items, strict=True)}
-        for change in changes:
+            items = iter(repository.shown(shown, self._query.reads))
+        for change, seen_after in zip(changes, after, strict=True):
             event_id = feed_ids.encode(change.token, self._scope)
-            item = item_of.get(id(change))
-            if item is not None:
+            if seen_after:
                 kind = "created" if change.kind == "insert" else "updated"
-                yield event(kind, event_id, self._item(item))
+                yield event(kind, event_id, self._item(next(items)))
             elif change.before is not None and seen(change.before):
                 yield event("deleted", event_id, {"id": str(change.document_id)})
 

@@ -84,7 +84,7 @@ OFF_PERIODS = Counter(
 log = logging.getLogger(__name__)
 
 
-def changes_of(collections, *, images: bool = False) -> list[dict]:
+def _changes_of(collections, *, images: bool) -> list[dict]:
     """The pipeline of a database's change stream that follows `collections`: each change
     as the ids it names (with `images`, the documents it shows too: see `watch`), and what
     ends the stream's continuity."""
@@ -109,7 +109,7 @@ def watch(database: Database, collections, *, images: bool = False, **options):
     an update changed."""
     if images:
         options["full_document_before_change"] = "whenAvailable"
-    return database.watch(changes_of(collections, images=images), **options)
+    return database.watch(_changes_of(collections, images=images), **options)
 
 
 class Subscriber(Protocol):
