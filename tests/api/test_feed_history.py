@@ -3,7 +3,7 @@ body, before the stream starts, telling the client to read the list and start ag
 
 import time
 
-import pymongo.collection
+import pymongo.database
 from pymongo.errors import OperationFailure
 
 from tests.conftest import TEST_SETTINGS
@@ -36,7 +36,8 @@ def test_a_feed_resumed_past_the_held_history_is_a_410(wire_db, make_app, monkey
     def history_lost(*args, **kwargs):
         raise OperationFailure("resume point no longer in the oplog", 286)
 
-    monkeypatch.setattr(pymongo.collection.Collection, "watch", history_lost)
+    # The resumed feed reads its history on a stream over the database (blueprints/feeds.py).
+    monkeypatch.setattr(pymongo.database.Database, "watch", history_lost)
     resumed = client.get("/v1/requests/feed", headers={**bearer(token), "Last-Event-ID": event_id})
 
     assert resumed.status_code == 410

@@ -1,6 +1,7 @@
 """A request as an update left it, rebuilt from its pre-image and the change's
 `updateDescription` (runtime/update_descriptions.py), is the document the server holds after
-that update: the server's own answer is the reference, on the wire server."""
+that update: the server's own answer is the reference, on the wire server, whose test
+databases keep pre-images (tests/conftest.py)."""
 
 import pytest
 
@@ -26,7 +27,6 @@ UPDATES = [
 
 @pytest.mark.parametrize("update", UPDATES, ids=repr)
 def test_a_document_after_an_update_is_what_the_server_holds(wire_db, update):
-    wire_db.create_collection("botrequests", changeStreamPreAndPostImages={"enabled": True})
     wire_db.botrequests.insert_one(dict(BEFORE))
     with wire_db.botrequests.watch(full_document_before_change="required") as stream:
         wire_db.botrequests.update_one({"_id": 1}, update)
