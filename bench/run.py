@@ -225,7 +225,7 @@ def depth_rows(db, heavy, newest: BotRequestListQuery) -> list[Endpoint]:
     requests = BotRequestRepository(db, uncached_summaries(db))
     path = f"/v1/organizations/{heavy}/requests/"
     total = db.botrequests.count_documents({"organization": heavy})
-    # Not the walk's last page, which also asks every other BSON type and the tail.
+    # Not the walk's last page, which also reads the tail.
     depth = max(1, min((DEEP_PAGE - 1) * newest.limit, total - 10 * newest.limit))
     keyset = replace(newest, pagination="keyset")
     resume, cursor = deep_cursor(db, keyset, visibility, depth)

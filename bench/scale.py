@@ -29,8 +29,7 @@ OLDEST_FIRST = "oldest first (heavy)"
 
 def calls(db) -> list[tuple[str, str, str]]:
     """(name, path, token) of the curve's rows: make bench's, and the heavy organization's
-    page 1 oldest first, which a worker reads plainly once (repositories/first_items.py):
-    make bench's few seconds would measure that first read, this curve keeps it apart."""
+    page 1 oldest first."""
     rows = [(e.name, e.path, e.token) for e in endpoints(db) if e.name in CURVE]
     heavy = dataset.object_id(1, 0)
     path = f"/v1/organizations/{heavy}/requests/?sortBy=createdAt:asc&count=none"

@@ -19,7 +19,12 @@ from runtime.database import admin_db
 group = DatabaseGroup("db", help="Set up and fill the database.")
 
 
-_SUMMARY = {"built": "built", "present": "already there", "reused": "reused"}
+_SUMMARY = {
+    "built": "built",
+    "present": "already there",
+    "reused": "reused",
+    "dropped": "dropped (no query uses them)",
+}
 
 
 def _describe(outcome: Outcome) -> str:
@@ -27,6 +32,8 @@ def _describe(outcome: Outcome) -> str:
         said = f"built in {outcome.seconds:.1f} s"
     elif outcome.action == "present":
         said = "already there"
+    elif outcome.action == "dropped":
+        said = "dropped: an earlier db init made it, and no query uses it any more"
     else:
         said = f"reused the existing index {outcome.existing!r}"
     if outcome.differences:
@@ -36,8 +43,9 @@ def _describe(outcome: Outcome) -> str:
 
 @group.command("init")
 def init():
-    """Create every index the queries need, printing each as it is done, and turn on the
-    bot requests' pre-images that the live feeds need; safe to run again.
+    """Create every index the queries need, printing each as it is done, drop those an
+    earlier run made that no query uses any more, and turn on the bot requests' pre-images
+    that the live feeds need; safe to run again.
 
     An index the writer made on the same keys, under any name, is used as it is. A conflict
     (a name of ours taken by an index on other keys, a unique index over duplicates) is

@@ -4,7 +4,7 @@ batches of exports (docs/api.md#exports); each read without a join, its summarie
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bson import ObjectId
 from pymongo.database import Database
@@ -13,7 +13,8 @@ from access.policy import Visibility
 from domain import timestamps
 from domain.errors import NotFound
 from repositories.matching import matches
-from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list, first_documents
+from repositories.pages import KeysetPage, ListPlan, ListQuery, OffsetPage
+from repositories.pipelines import read_page
 from repositories.reads import contains, fields_of, get_one
 from repositories.summaries import Summaries
 
@@ -28,10 +29,7 @@ def _projection(reads: frozenset[str]) -> dict:
 class BotRequestListQuery(ListQuery):
     """A bot request list's parameters (schemas/queries.py builds it).
 
-    `reads`: the stored paths that make the answer's items, or their selection; `whole`:
-    they are all of a request's, so documents are read whole, without a projection (an
-    export of every field: the embedded engine's projection costs as much as half its read,
-    and MongoDB's saves nothing there)."""
+    `reads`: the stored paths that make the answer's items, or their selection."""
 
     name: str | None = None
     bot: str | None = None
@@ -39,7 +37,6 @@ class BotRequestListQuery(ListQuery):
     created_to: dt.datetime | None = None
     created_by: ObjectId | None = None
     reads: frozenset[str]
-    whole: bool = False
 
 
 class BotRequestRepository:
@@ -53,45 +50,33 @@ class BotRequestRepository:
     ) -> OffsetPage | KeysetPage:
         """The page `query` asks for; without its summaries when not `summarized` (an
         export's batch, `summarized` as it is written)."""
-        filters, narrow = self._filters(query)
-        page = fetch_list(
-            self._requests, visibility, filters, query, narrow=narrow,
-            projection=_projection(query.reads),
-        )  # fmt: skip
+        plan = ListPlan.of(visibility, self._filters(query), query, _projection(query.reads))
+        page = read_page(self._requests, plan)
         if summarized:
             self._summaries.fill(page.results, fields_of(query.reads))
         return page
 
     def first(self, visibility: Visibility, query: BotRequestListQuery) -> list[dict]:
-        """The query's first `limit` requests, for an export's window (repositories/exports.py),
-        without their summaries (`summarized`)."""
-        filters, narrow = self._filters(query)
-        projection = None if query.whole else _projection(query.reads)
-        return first_documents(
-            self._requests, visibility, filters, sort=query.sort, limit=query.limit,
-            projection=projection, narrow=narrow,
-        )  # fmt: skip
+        """The query's first `limit` requests in its order, without their summaries: an
+        export's window (repositories/exports.py)."""
+        first = replace(query, pagination="offset", cursor=None, page=1, count="none")
+        plan = ListPlan.of(visibility, self._filters(query), first, _projection(query.reads))
+        return read_page(self._requests, plan).results
 
     def summarized(self, requests: list[dict], query: BotRequestListQuery) -> list[dict]:
         """`requests` read without their summaries, with the summaries the query reads."""
         return self._summaries.fill(requests, fields_of(query.reads))
 
-    def _filters(self, query: BotRequestListQuery) -> tuple[dict, dict]:
-        """(filters, narrowing filters): every one an indexed field of the requests
-        (repositories/indexes.py).
-
-        `createdBy` narrows first: on the embedded engine, which plans on the first indexed
-        field, one member's requests are usually fewer than the organization's.
-        """
-        narrow = {} if query.created_by is None else {"createdBy": query.created_by}
-        filters = {}
+    def _filters(self, query: BotRequestListQuery) -> dict:
+        """Every one an indexed field of the requests (repositories/indexes.py)."""
+        filters = {} if query.created_by is None else {"createdBy": query.created_by}
         bots = self._bots(query.bot, query.name)
         if bots is not None:
             filters["bot"] = bots
         created = timestamps.between(query.created_from, query.created_to)
         if created:
             filters["createdAt"] = created
-        return filters, narrow
+        return filters
 
     def _bots(self, slug: str | None, name: str | None) -> ObjectId | dict | None:
         """The bots that the slug and name filters leave, found first in one small lookup.

@@ -7,7 +7,8 @@ from pymongo.database import Database
 
 from access.policy import BotAccess, Visibility
 from domain.errors import NotFound
-from repositories.pages import KeysetPage, ListQuery, OffsetPage, fetch_list
+from repositories.pages import KeysetPage, ListPlan, ListQuery, OffsetPage
+from repositories.pipelines import read_page
 from repositories.reads import (
     contains,
     equals_ignoring_case,
@@ -54,24 +55,16 @@ class BotRepository:
         self._bots = db.bots
 
     def find_page(self, visibility: Visibility, query: BotListQuery) -> OffsetPage | KeysetPage:
-        """Tags and service narrow before visibility: they usually select fewer bots."""
-        narrow = {}
+        filters = {"name": contains(query.name)} if query.name else {}
         if query.tags:
-            narrow["tags"] = {"$in": query.tags}
+            filters["tags"] = {"$in": query.tags}
         services = self._service_filter(
             query.service_name, query.service_id, query.service_slug, query.service_directory
         )
         if services is not None:
-            narrow["service"] = services
-        filters = {"name": contains(query.name)} if query.name else {}
-        return fetch_list(
-            self._bots,
-            visibility,
-            filters,
-            query,
-            narrow=narrow,
-            projection=_projection(query.reads),
-        )
+            filters["service"] = services
+        plan = ListPlan.of(visibility, filters, query, _projection(query.reads))
+        return read_page(self._bots, plan)
 
     def _service_filter(self, service_name, service_id, slug, directory) -> dict | ObjectId | None:
         """The services that match every given criterion, resolved before the bot query."""

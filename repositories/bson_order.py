@@ -8,12 +8,10 @@ wholly before the next: first the items equal on every sort key with a later `_i
 those equal on all keys but the last with a later last key, and so on up to a later first
 key. A key "later" than a value is, again in order, a later value of the same BSON
 type bracket (`$gt`/`$lt`, which compare within a bracket only) and then each later bracket
-in MongoDB's order of types. So each block is one plain indexed query, sorted and limited by
-the server, and a page reads blocks in order until it has `limit + 1` items: at most
-`limit + 1` index entries past the position, whatever its depth (the walk's last page also
-asks each remaining bracket, empty ranges on an index). Python only classifies a value into
-its bracket, and finds the position's own item among its ties by equality
-(`keyset_pages`); every comparison of order is the server's.
+in MongoDB's order of types. Each block is a range of an index that serves the list, so their
+`$or` (`walk_after`), sorted and limited by the server, is an index walk of `limit + 1` entries
+past the position, whatever its depth. Python only classifies a value into its bracket;
+every comparison of order is the server's.
 
 Values that a range on an index cannot place where the sort does are left out of the walk: an
 array (the sort uses its smallest or largest element, a range matches any element), a regular
@@ -25,20 +23,17 @@ after the walk, in `_id` order, in the *tail*, and appears exactly once in a wal
 
 import datetime as dt
 import math
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 
 from bson import (
     Code,
     DatetimeMS,
-    DBRef,
     Decimal128,
     Int64,
     MaxKey,
     MinKey,
     ObjectId,
-    Regex,
     Timestamp,
 )
 
@@ -66,7 +61,6 @@ _NO_RANGE = {0, _NULL, len(_BRACKETS) - 1}
 _ANY_NUMBER = {"$gte": -math.inf}  # every number but NaN, which sorts below them all
 # What pymongo reads of the types that sort from the dates on (a regular expression may be
 # read as either; JavaScript with a scope is Code too).
-_DATES_AND_ABOVE = (dt.datetime, DatetimeMS, Timestamp, Regex, re.Pattern, Code, MaxKey)
 
 
 def sort_order(sort: list[tuple[str, int]]) -> dict:
@@ -162,44 +156,23 @@ class Resume:
     anchor: object = None
 
 
-def _walkable(field: str) -> dict:
-    """The field holds a value the walk places: a scalar of one of its brackets."""
-    return {"$or": [{field: {**condition, **NOT_ARRAY}} for _, condition in _BRACKETS]}
-
-
-def in_tail(key: dict, order: dict) -> bool:
+def in_tail(item: dict, order: dict) -> bool:
     """Whether an item read belongs to the tail: a sort value the walk does not place."""
     for field in list(order)[:-1]:
         try:
-            bracket(key.get(field))
+            bracket(item.get(field))
         except Unplaceable:
             return True
     return False
 
 
-def relaxed(block: dict) -> dict:
-    """A walk block without what keeps the tail out: the array exclusions (`$not`) and the
-    conditions on free keys (`_read` in keyset_pages)."""
-    if "$and" in block:
-        block = block["$and"][0]
-    return {
-        field: {op: value for op, value in condition.items() if op != "$not"}
-        for field, condition in block.items()
-    }
+def _walkable(field: str) -> dict:
+    """The field holds a value the walk places: a scalar of one of its brackets."""
+    return {"$or": [{field: {**condition, **NOT_ARRAY}} for _, condition in _BRACKETS]}
 
 
-def tie_block(order: dict, position: Position) -> dict:
-    """Every item whose sort values equal the position's, whatever its `_id`: the one block
-    that holds the first blocks of `walk_blocks`, those of `_id` (`ties_read`)."""
-    fields = list(order)
-    keys = fields[:-1]
-    equal = {field: {"$eq": position.values[i], **NOT_ARRAY} for i, field in enumerate(keys)}
-    return _block(keys, len(keys), equal)
-
-
-def walk_blocks(order: dict, position: Position | None, ties_read: bool = False) -> list[dict]:
-    """The walk's blocks after `position` (from its start when None), in order; with
-    `ties_read`, without those that range over `_id` alone (`tie_block` read them).
+def walk_blocks(order: dict, position: Position | None) -> list[dict]:
+    """The walk's blocks after `position` (from its start when None), in order.
 
     In each block the key it ranges over is held to one bracket and the keys before it to
     their values; a key after it, free in the block, is held to the walk's brackets, so that
@@ -213,8 +186,7 @@ def walk_blocks(order: dict, position: Position | None, ties_read: bool = False)
             for condition in _brackets(order[keys[0]])
         ]
     blocks = []
-    deepest = len(keys) - 1 if ties_read else len(keys)  # `_id` is the last field
-    for depth in range(deepest, -1, -1):
+    for depth in range(len(keys), -1, -1):  # `_id`, the last field, first
         field, value = fields[depth], position.values[depth]
         equal = {fields[i]: {"$eq": position.values[i], **NOT_ARRAY} for i in range(depth)}
         for condition in later(value, order[field]):
@@ -223,48 +195,31 @@ def walk_blocks(order: dict, position: Position | None, ties_read: bool = False)
     return blocks
 
 
-def past_dates(order: dict) -> list[dict]:
-    """The blocks of a walk from its start, in either direction on one key, that follow its
-    dates (repositories/first_items.py reads those before)."""
-    key = next(iter(order))
-    dates = _BRACKETS.index((_DATE, {"$type": "date"}))
-    return [{key: {**condition, **NOT_ARRAY}} for condition in _brackets(order[key], dates)]
-
-
-def first_below_dates(value) -> bool:
-    """Whether `value` sorts before every date, oldest first: an array by its smallest
-    element (an empty one below null, an array element among the arrays), a missing value
-    as null. Unplaceable for a DBRef, which may have been stored as an object (below the
-    dates) or as a DBPointer (above them)."""
-    if isinstance(value, DBRef):
-        raise Unplaceable("a DBRef, an object or a DBPointer")
-    if isinstance(value, list):
-        return not value or any(isinstance(item, list) or first_below_dates(item) for item in value)
-    return not isinstance(value, _DATES_AND_ABOVE)
-
-
 def _block(keys: list[str], depth: int, conditions: dict) -> dict:
     free = [_walkable(field) for field in keys[depth + 1 :]]
     return {"$and": [conditions, *free]} if free else conditions
 
 
-def tail_parts(order: dict, position: Position | None) -> list[dict]:
-    """The tail after `position` (its start when None), as filters whose union it is.
+def walk_after(order: dict, position: Position | None) -> dict:
+    """One filter for the whole walk after `position` (from its start when None): its
+    blocks as one `$or`, which the server sorts in the walk's order. On MongoDB each block
+    is one range of the list's index, read in order and merged."""
+    return _any(walk_blocks(order, position))
 
-    Not ordered blocks: their documents interleave in `_id` order, which the server puts
-    them in. Separate, not one `$or`: a `$nor` inside a `$or` is one shape an engine may
-    get wrong (the embedded one drops the `$or`'s other branch).
-    """
+
+def tail_after(order: dict, position: Position | None) -> dict:
+    """The tail after `position` (its start when None), in `_id` order: the documents with
+    a value the walk does not place in any sort key, which is what no block holds."""
     keys = list(order)[:-1]
-    parts = [
-        part
-        for field in keys
-        for part in (
-            {field: {"$type": "array"}},
-            {"$nor": [{field: condition} for _, condition in _BRACKETS]},
-        )
-    ]
+    tail = {"$nor": [{"$and": [_walkable(field) for field in keys]}]}
     if position is None:
-        return parts
-    after = later(position.values[-1], order["_id"])
-    return [{"$and": [part, {"_id": condition}]} for part in parts for condition in after]
+        return tail
+    after = [{"_id": condition} for condition in later(position.values[-1], order["_id"])]
+    return {"$and": [tail, _any(after)]}
+
+
+def _any(filters: list[dict]) -> dict:
+    """OR of `filters`; none selects nothing (MongoDB refuses an empty `$or`)."""
+    if not filters:
+        return {"_id": {"$in": []}}
+    return filters[0] if len(filters) == 1 else {"$or": filters}

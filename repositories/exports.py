@@ -1,17 +1,21 @@
-"""An export's requests (docs/api.md#exports), read a page at a time, each by queries of its own.
+"""An export's requests (docs/api.md#exports), read a batch at a time, each by queries of its own.
 
-Each page is read while the one before it is written, so that no database work spans the
-whole export (each page has a deadline of its own, web/downloads.py) and two pages are held.
-Any order is read as keyset pages: on MongoDB an index walk of `limit + 1` entries each,
-wherever it starts. The embedded engine instead decodes every entry of a query's index range
-before it sorts, so there a page costs the rest of the export, and the export its square. In
-the default order, `createdAt`, the period is therefore read in consecutive windows of it,
-half-open and in the sort's direction, each read whole by one query when it holds at most
-`limit` requests (`first_documents`); a window is widened after a sparse one, to hold about
-half a batch at the density it found, and narrowed when it holds more, and one too full
-even at a millisecond is read as keyset pages. On MongoDB a window is one index range. The
-windows read `createdAt` whatever `fields` selects (schemas/exports.py), to tell a request
-stored with several.
+Each batch is read while the one before it is written, so that no database work spans the
+whole export (each batch has a deadline of its own, web/downloads.py) and two batches are
+held. A batch holds about `limit` requests, read by one query whatever the visibility
+branches (repositories/pipelines.py).
+
+Any order is read as keyset pages: on MongoDB an index walk each, wherever it starts. The
+embedded engine decodes every entry of a query's index range before it sorts, so there a
+page costs the rest of the export, and the export its square. In the default order,
+`createdAt`, the period is therefore read in consecutive windows of it, half-open and in the
+sort's direction, each read whole by one query when it holds at most twice a batch; each
+window is sized to hold about a batch at the density the one before it found (at most SPREAD
+times wider), halved when it holds more, and one too full even at a millisecond is read as
+keyset pages. On MongoDB a window is one index range; what the windows cost it is the few that
+find the density at the start, and those over gaps
+(docs/decisions/2026-11-28-lists-as-pipelines.md). The windows read `createdAt` whatever
+`fields` selects (schemas/exports.py), to tell a request stored with several.
 """
 
 import datetime as dt
@@ -24,16 +28,16 @@ from repositories.bson_equality import equality_key
 
 FIRST_WINDOW = dt.timedelta(minutes=1)
 NARROWEST = dt.timedelta(milliseconds=1)
-SPREAD = 16  # at most how many times wider a window is than a sparse one before it
+SPREAD = 256  # at most how many times wider a window is than a sparse one before it
 
 
 def batches(
     repository: BotRequestRepository, visibility: Visibility, query: BotRequestListQuery
 ) -> Iterator[list[dict]]:
-    """The requests of a keyset `query` over its period, at most `query.limit` at a time and
-    without their summaries (`repository.summarized`, as each is written, while the next
-    one is read): one batch per query's worth of work, so an empty window is an empty
-    batch."""
+    """The requests of a keyset `query` over its period, without their summaries
+    (`repository.summarized`, as each is written, while the next one is read): about
+    `query.limit` at a time, one batch per query, so an empty window is an empty batch."""
+    aim = query.limit
     field, direction = query.sort[0]
     if field != "createdAt":
         yield from _walk(repository, visibility, query)
@@ -41,11 +45,13 @@ def batches(
     once = _Once()
     width, start, end = FIRST_WINDOW, query.created_from, query.created_to
     while start < end:
+        width = min(width, end - start)
         if direction == 1:
             window = replace(query, created_from=start, created_to=min(end, start + width))
         else:
             window = replace(query, created_from=max(start, end - width), created_to=end)
-        found = _whole(repository, visibility, window)
+        read = repository.first(visibility, replace(window, limit=2 * aim + 1))
+        found, window = _kept(read, window, aim, direction)
         if found is None and width > NARROWEST:
             width /= 2
             continue
@@ -57,8 +63,27 @@ def batches(
             start = window.created_to
         else:
             end = window.created_from
-        if found is not None and len(found) < query.limit // 2:
-            width *= min(SPREAD, max(2, query.limit / 2 / max(len(found), 1)))
+        if found is not None:
+            width = window.created_to - window.created_from
+            density = aim / max(len(found), 1)  # how much wider a window of `aim` would be
+            width *= min(SPREAD, max(2, density)) if len(found) < aim else density
+
+
+def _kept(read: list[dict], window: BotRequestListQuery, aim: int, direction: int):
+    """(requests, window): the whole window's, when it holds at most twice `aim`; else the
+    first `aim` or so, those before the date of the `aim`-th, with the window cut at that
+    date, so that the read is not wasted; (None, window) where its dates cannot tell (an
+    array among them, or one date throughout)."""
+    if len(read) <= 2 * aim:
+        return read, window
+    dates = [request.get("createdAt") for request in read[: aim + 1]]
+    if not all(isinstance(date, dt.datetime) for date in dates) or dates[0] == dates[aim]:
+        return None, window
+    pairs = zip(read[:aim], dates[:aim], strict=True)
+    kept = [request for request, date in pairs if date != dates[aim]]
+    if direction == 1:
+        return kept, replace(window, created_to=dates[aim])
+    return kept, replace(window, created_from=dates[aim] + NARROWEST)
 
 
 class _Once:
@@ -80,12 +105,6 @@ class _Once:
                 self._seen.add(key)
             kept.append(request)
         return kept
-
-
-def _whole(repository, visibility: Visibility, window: BotRequestListQuery) -> list[dict] | None:
-    """Every request of the window, or None when there are more than `limit`."""
-    results = repository.first(visibility, replace(window, limit=window.limit + 1))
-    return results if len(results) <= window.limit else None
 
 
 def _walk(repository, visibility: Visibility, query: BotRequestListQuery) -> Iterator[list[dict]]:

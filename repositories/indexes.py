@@ -1,6 +1,6 @@
 """Every index the queries need; `flask db init` creates them, idempotently.
 
-Each list query is one `$match` per visibility branch (repositories/pages.py), then a sort
+Each list query is one `$match` per visibility branch (repositories/pipelines.py), then a sort
 on one attribute with `_id` breaking ties. An index serves such a query when it holds, in
 order: the branch's equality fields, the sort attribute, `_id`, and then the fields the
 filter still tests (the earlier branch it excludes, the `bot` ids of a name filter). MongoDB
@@ -24,29 +24,6 @@ from pymongo.errors import OperationFailure
 # What a list may be sorted by (the query schemas' `sortBy`): each has its indexes below.
 BOT_SORTS = ("name", "slug", "creditCost", "createdAt", "updatedAt")
 REQUEST_SORTS = ("createdAt", "updatedAt")
-
-
-# The BSON types that sort above every date and those that sort below them, as `$type` names
-# them. "array" is among those below: it selects an array of arrays, which sorts there, and
-# also every other array, which the reader places by its smallest element. Null is not: a
-# writer may leave many timestamps null, and each query of the partial index would read
-# every tenant's; the reader asks for null on the branch's own index.
-ABOVE_DATES = ["timestamp", "regex", "dbPointer", "javascript", "javascriptWithScope", "maxKey"]
-BELOW_DATES = ["minKey", "double", "int", "long", "decimal", "symbol", "string", "object",
-               "array", "binData", "objectId", "bool"]  # fmt: skip
-
-
-def above_dates_index(attribute: str) -> str:
-    """The partial index of the requests whose `attribute` holds a value that sorts above
-    every date: none, as requests are written, and one query reads them all
-    (repositories/first_items.py)."""
-    return f"{attribute}_above_dates"
-
-
-def below_dates_index(attribute: str) -> str:
-    """The partial index of the requests whose `attribute` holds a value of a type below
-    the dates, or an array: none, as requests are written (repositories/first_items.py)."""
-    return f"{attribute}_below_dates"
 
 
 def _bot_indexes() -> list[IndexModel]:
@@ -96,16 +73,6 @@ def _request_indexes() -> list[IndexModel]:
             IndexModel([organization, bot, *by, user, *dated]),
             # One member's requests in an organization.
             IndexModel([organization, user, *by, bot, *dated]),
-            IndexModel(
-                [(attribute, DESCENDING)],
-                name=above_dates_index(attribute),
-                partialFilterExpression={attribute: {"$type": ABOVE_DATES}},
-            ),
-            IndexModel(
-                [(attribute, ASCENDING)],
-                name=below_dates_index(attribute),
-                partialFilterExpression={attribute: {"$type": BELOW_DATES}},
-            ),
         ]
     return indexes
 
@@ -120,6 +87,14 @@ INDEXES: dict[str, list[IndexModel]] = {
     "botrequests": _request_indexes(),
     "services": [IndexModel([("slug", ASCENDING)])],
 }
+# Indexes an earlier `db init` made that no query uses any more, dropped where it made them
+# (docs/decisions/2026-11-28-lists-as-pipelines.md): they are known by name and by the partial
+# filter they were made with, so a writer's index of the same name stays.
+RETIRED = {
+    "botrequests": {
+        f"{attribute}_{side}_dates" for attribute in REQUEST_SORTS for side in ("above", "below")
+    }
+}
 # Options that make MongoDB hold an index apart from another of the same keys: such an index
 # covers part of the documents or compares strings otherwise, and serves only some queries.
 _DISTINCT_OPTIONS = ("partialFilterExpression", "collation")
@@ -130,7 +105,8 @@ _REPORTED_OPTIONS = ("unique", "sparse", "hidden", "expireAfterSeconds")
 @dataclass(frozen=True)
 class Outcome:
     """What happened to one index of INDEXES: `built`, `present` (ours, from an earlier
-    run) or `reused` (the writer's, on the same keys, under `existing`)."""
+    run) or `reused` (the writer's, on the same keys, under `existing`); or to one of
+    RETIRED: `dropped`."""
 
     collection: str
     name: str
@@ -214,6 +190,16 @@ def index_outcomes(db: Database) -> Iterator[Outcome | IndexConflict]:
                 yield _ensure(collection, model, existing)
             except IndexConflict as conflict:
                 yield conflict
+        yield from _drop_retired(collection, existing)
+
+
+def _drop_retired(collection: Collection, existing: list) -> Iterator[Outcome]:
+    retired = RETIRED.get(collection.name, {})
+    for index in existing:
+        name, keys = index["name"], _keys(index)
+        if name in retired and len(keys) == 1 and "partialFilterExpression" in index:
+            collection.drop_index(name)
+            yield Outcome(collection.name, name, "dropped")
 
 
 def ensure_indexes(db: Database) -> None:

@@ -1,10 +1,9 @@
-"""The reads every list and single item is made of: a list's filters, one per visibility
-branch; a count, a page's keys, documents by id and one visible document; the joins that
-complete a single item; and the threads that run a request's independent reads side by side.
+"""What every list and single item is read with: a list's filters, one per visibility
+branch; one visible document; the joins that complete a single item; and the threads that
+run a request's independent reads side by side.
 
-Filters are written flat and ordered, field by field with the most selective indexed field
-first: the embedded engine uses an index only for a filter without top-level operators, and
-takes the first field it has an index for.
+Filters are written flat where their fields do not collide (`combine`): one equality or
+range per field, as an index's bounds are.
 
 A joined document (a single bot's service and tags, a token's user) takes the place of its
 reference when the answer shows it there (a bot's `service`); otherwise it goes beside it,
@@ -22,12 +21,8 @@ from threading import Lock
 from pymongo.collection import Collection
 
 from access.policy import Visibility
-from repositories.bson_equality import equality_key
 
 POOL_THREADS = 8
-# Ids per read that a merge of a list's reads collects for the server to order, and the
-# deepest page read from its first items (repositories/pages.py); past it, one query.
-MERGE_WINDOW = 10_000
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = Lock()
@@ -65,8 +60,7 @@ def equals_ignoring_case(text: str) -> dict:
 
 
 def combine(*clauses: dict) -> dict:
-    """AND of the clauses, keys merged flat in order where they do not collide (flat and
-    ordered: the module's docstring says why)."""
+    """AND of the clauses, keys merged flat where they do not collide."""
     merged: dict = {}
     for clause in clauses:
         if merged.keys() & clause.keys():
@@ -87,63 +81,20 @@ def _negation(branch: dict) -> dict:
     return {field: {"$ne": condition}}
 
 
-def disjoint_filters(visibility: Visibility, filters: dict, narrow: dict | None = None) -> list:
+def disjoint_filters(visibility: Visibility, filters: dict) -> list:
     """One filter per visibility branch, each excluding the branches before it."""
     return [
-        combine(narrow or {}, branch, *map(_negation, visibility.branches[:index]), filters)
+        combine(branch, *map(_negation, visibility.branches[:index]), filters)
         for index, branch in enumerate(visibility.branches)
     ]
-
-
-def overlapping_filters(visibility: Visibility, filters: dict, narrow: dict | None = None) -> list:
-    """One filter per visibility branch, without what excludes the branches before it: for
-    reading the first items of their union, whose ids the server dedupes (`_id: {$in}`).
-    The union's first items are among its branches' first items all the same, and without
-    an exclusion (`createdBy: {$ne}`) beside its equality, the embedded engine can bound a
-    branch's range of the sort key (repositories/first_items.py)."""
-    return [combine(narrow or {}, branch, filters) for branch in visibility.branches]
-
-
-def count(collection: Collection, match: dict) -> int:
-    """Exact count of one filter; served from the index that holds the filter's fields.
-
-    An empty filter names no field, so the `_id` index is hinted: MongoDB then counts keys
-    instead of scanning the collection. No other count is hinted: MongoDB's planner picks
-    the index by the filter, and the embedded engine answers a hint by walking the whole
-    index (every document) instead of the filter's part of it.
-    """
-    if not match:
-        return collection.count_documents({}, hint=[("_id", 1)])
-    return collection.count_documents(match)
-
-
-def page_keys(collection: Collection, match: dict, order: dict, skip: int, limit: int,
-              *, hint: str | None = None) -> list:  # fmt: skip
-    """`_id` and sort keys of the page, read from the index that serves filter and sort, or
-    from the one `hint` names."""
-    projection = dict.fromkeys(order, 1)
-    cursor = collection.find(match, projection, sort=list(order.items()), skip=skip, limit=limit)
-    if hint is not None:
-        cursor = cursor.hint(hint)
-    return list(cursor.batch_size(limit))
-
-
-def documents(collection: Collection, ids: list, projection: dict | None) -> list[dict]:
-    """The documents of `ids`, their fields of `projection` (None: all), in the order of
-    `ids`, in one round trip; an id matched by MongoDB's equality (another writer's may be
-    a document)."""
-    if not ids:
-        return []
-    cursor = collection.find({"_id": {"$in": ids}}, projection, limit=len(ids))
-    by_id = {equality_key(document["_id"]): document for document in cursor.batch_size(len(ids))}
-    return [by_id[key] for key in map(equality_key, ids) if key in by_id]
 
 
 def _visible(key: dict, visibility: Visibility) -> list[dict]:
     """The stages that keep what `key` names and the caller may see.
 
-    The key comes first in its own `$match`: MongoDB merges the two stages into one filter,
-    and the embedded engine plans its index on the first stage alone.
+    The key is a `$match` of its own, as the position of a keyset page is
+    (repositories/pipelines.py): what names the item, then who may see it, which MongoDB
+    merges into one filter.
     """
     visible = visibility.as_filter()
     return [{"$match": key}, {"$match": visible}] if visible else [{"$match": key}]

@@ -204,7 +204,7 @@ def test_a_command_the_server_stopped_at_its_time_limit_is_a_503(app, stored, fa
     """MaxTimeMSExpired: the server gave up on the maxTimeMS the deadline sent, which pymongo
     raises as ExecutionTimeout, an OperationFailure, and does not retry."""
     token, _ = stored
-    fail_point.arm(["find"], {"times": 1}, errorCode=50)
+    fail_point.arm(["aggregate"], {"skip": 1}, errorCode=50)  # past the caller's lookup
     _assert_prompt_503(app, token, "/v1/bots/")
 
 
@@ -212,7 +212,7 @@ def test_any_other_error_of_the_database_is_a_logged_500(app, stored, fail_point
     """BadValue: the database refused what we asked, which no retry mends; a 503 would hide
     a bug behind "try again"."""
     token, _ = stored
-    fail_point.arm(["find"], "alwaysOn", errorCode=2)
+    fail_point.arm(["aggregate"], {"skip": 1}, errorCode=2)  # past the caller's lookup
     response = app.test_client().get("/v1/bots/", headers={**token, "X-Request-ID": "bad-1"})
     body = assert_error(response, 500)
     assert "failCommand" not in json.dumps(body)

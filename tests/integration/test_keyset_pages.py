@@ -1,4 +1,4 @@
-"""Keyset walks (repositories/keyset_pages.py) against offset pages and the server's sort.
+"""Keyset walks (repositories/pipelines.py) against offset pages and the server's sort.
 
 A walk follows each page's resume position from the first page to the end. It must give the
 ids of one plain query, the visibility as one `$or` sorted by the server, in the same order,
@@ -12,9 +12,7 @@ import random
 import pytest
 
 from access.policy import Visibility
-from repositories import keyset_pages
 from repositories.bson_order import sort_order
-from repositories.pages import fetch_keyset_page
 from tests.support.page_data import (
     BOT_CASES,
     BOT_SORTS,
@@ -25,7 +23,7 @@ from tests.support.page_data import (
     random_bots,
     random_requests,
 )
-from tests.support.page_reads import all_ids, tail_value, walk
+from tests.support.page_reads import all_ids, keyset_page, tail_value, walk
 
 
 @pytest.mark.parametrize("visibility, filters", BOT_CASES)
@@ -79,7 +77,7 @@ def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
     unchanged = set(all_ids(db.botrequests, visibility, {}, sort))
     seen, resume, rng = [], None, random.Random(8)
     while True:
-        page = fetch_keyset_page(
+        page = keyset_page(
             db.botrequests, visibility, {}, sort=sort, limit=3,
             resume=resume, counted=False,
         )  # fmt: skip
@@ -95,11 +93,9 @@ def test_a_walk_past_changes_sees_each_unchanged_document_once(db):
     assert sorted(kept) == sorted(unchanged) and len(set(kept)) == len(kept)
 
 
-@pytest.mark.parametrize("ties", [2, 100])
-def test_ties_are_read_at_once_or_block_by_block(db, monkeypatch, ties):
-    """Many items on one sort value: a tie group past TIES, or whose position's item is
-    deleted between pages, is read block by block instead, in the same order."""
-    monkeypatch.setattr(keyset_pages, "TIES", ties)
+def test_ties_are_walked_in_order_even_after_the_positions_item_is_gone(db):
+    """Many items on one sort value: a walk through the ties, and one whose position's item
+    is deleted between pages, keep the order."""
     rng = random.Random(9)
     requests = random_requests(rng)
     for request in requests:
@@ -108,12 +104,12 @@ def test_ties_are_read_at_once_or_block_by_block(db, monkeypatch, ties):
     visibility, sort = REQUEST_CASES[1], [("createdAt", -1)]
     expected = all_ids(db.botrequests, visibility, {}, sort)
     assert walk(db.botrequests, visibility, {}, sort, 3)[0] == expected
-    first = fetch_keyset_page(
+    first = keyset_page(
         db.botrequests, visibility, {}, sort=sort, limit=3,
         resume=None, counted=False,
     )  # fmt: skip
     db.botrequests.delete_one({"_id": first.results[-1]["_id"]})
-    rest = fetch_keyset_page(
+    rest = keyset_page(
         db.botrequests, visibility, {}, sort=sort, limit=100,
         resume=first.next, counted=False,
     )  # fmt: skip

@@ -1,8 +1,7 @@
 """The BSON types mongomock does not know, taught as MongoDB queries and orders them.
 
 The keyset walk names the bracket of every type it places and ranges within it
-(repositories/bson_order.py), and a first page asks for every type above the dates, or below
-them, at once (repositories/first_items.py); mongomock raises NotImplementedError on
+(repositories/bson_order.py); mongomock raises NotImplementedError on
 `$type: "timestamp"`, `"javascript"` or `"minKey"` even where no document holds one, and on
 any comparison with a timestamp, as a forged cursor's position may be, and it takes no list
 of types. To Python, JavaScript code is a str: MongoDB's `"string"` excludes it, and orders

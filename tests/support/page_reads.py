@@ -5,7 +5,21 @@ which values a walk leaves to its tail."""
 from bson import Code, Regex
 
 from repositories.bson_order import sort_order
-from repositories.pages import fetch_keyset_page
+from repositories.pages import ListPlan, ListQuery
+from repositories.pipelines import read_page
+
+
+def keyset_page(collection, visibility, filters, *, sort, limit, resume=None, counted=False):
+    """A keyset page as a list reads it (repositories/pipelines.py)."""
+    query = ListQuery(sort=sort, page=None, limit=limit, pagination="keyset", cursor=resume,
+                      count="exact" if counted else "none")  # fmt: skip
+    return read_page(collection, ListPlan.of(visibility, filters, query, None))
+
+
+def offset_page(collection, visibility, filters, *, sort, page, limit, counted=True):
+    """An offset page as a list reads it."""
+    query = ListQuery(sort=sort, page=page, limit=limit, count="exact" if counted else "none")
+    return read_page(collection, ListPlan.of(visibility, filters, query, None))
 
 
 def reference(collection, visibility, filters, sort, page, limit):
@@ -20,14 +34,8 @@ def walk(collection, visibility, filters, sort, limit, counted=False) -> tuple[l
     """Every page's ids, following `next`; and each page's total."""
     ids, totals, resume = [], [], None
     for _ in range(1000):
-        page = fetch_keyset_page(
-            collection,
-            visibility,
-            filters,
-            sort=sort,
-            limit=limit,
-            resume=resume,
-            counted=counted,
+        page = keyset_page(
+            collection, visibility, filters, sort=sort, limit=limit, resume=resume, counted=counted
         )
         assert len(page.results) <= limit
         ids += [document["_id"] for document in page.results]

@@ -27,7 +27,7 @@ BATCH = 10_000
 REQUEST_TIMEOUT_MS = "500"
 # One of ours, which the writer made first under its own name.
 WRITERS_REQUEST_INDEX = [("createdBy", 1), ("createdAt", -1), ("_id", -1), ("bot", 1)]
-LINE = re.compile(r"^(\w+)\.(\S+): (built in \d+\.\d s|already there|reused .*)$")
+LINE = re.compile(r"^(\w+)\.(\S+): (built in \d+\.\d s|already there|reused .*|dropped: .*)$")
 
 
 def flask_db(uri: str, db_name: str, *args: str, **settings) -> subprocess.CompletedProcess:
@@ -155,6 +155,26 @@ def test_init_reports_options_of_a_reused_index_and_creates_no_twin(wire_uri, wi
     assert [i["name"] for i in wire_db.bots.list_indexes() if list(i["key"]) == ["slug"]] == [
         "writer_slug"
     ]
+
+
+def test_init_drops_the_partial_indexes_an_earlier_run_made_and_no_other(wire_uri, wire_db):
+    """The partial indexes of the windows an earlier db init made for page 1 (replaced:
+    docs/decisions/2026-11-28-lists-as-pipelines.md); a writer's index of one of their names
+    without their partial filter stays."""
+    partial = {"createdAt": {"$type": ["timestamp", "regex"]}}
+    wire_db.botrequests.create_index(
+        [("createdAt", -1)], name="createdAt_above_dates", partialFilterExpression=partial
+    )
+    wire_db.botrequests.create_index([("updatedAt", 1)], name="updatedAt_below_dates")
+
+    done = flask_db(wire_uri, wire_db.name, "init")
+
+    assert done.returncode == 0, done.stderr
+    assert outcomes(done.stdout)["botrequests.createdAt_above_dates"].startswith("dropped: ")
+    assert "botrequests.updatedAt_below_dates" not in outcomes(done.stdout)
+    names = set(wire_db.botrequests.index_information())
+    assert "createdAt_above_dates" not in names and "updatedAt_below_dates" in names
+    assert "dropped" in done.stdout.splitlines()[-2]  # the total counts it
 
 
 def test_shared_and_missing_emails_do_not_stop_init(wire_uri, wire_db):

@@ -10,7 +10,6 @@ from bson import (
     Binary,
     Code,
     DatetimeMS,
-    DBRef,
     Decimal128,
     Int64,
     MaxKey,
@@ -25,12 +24,9 @@ from repositories.bson_order import (
     Position,
     Unplaceable,
     bracket,
-    first_below_dates,
-    in_tail,
     later,
-    relaxed,
-    tail_parts,
-    tie_block,
+    tail_after,
+    walk_after,
     walk_blocks,
 )
 
@@ -124,13 +120,6 @@ def test_after_a_position_come_its_ties_by_id_then_later_names():
     ]
 
 
-def test_with_its_ties_read_apart_the_walk_starts_at_the_later_names():
-    assert walk_blocks(ORDER, Position(("b", OID)), ties_read=True)[0] == {
-        "name": {"$gt": "b", **NOT_ARRAY}
-    }
-    assert tie_block(ORDER, Position(("b", OID))) == NAMED
-
-
 def test_a_key_free_in_a_block_is_held_to_the_walks_brackets():
     order = {"name": 1, "cost": -1, "_id": 1}
     blocks = walk_blocks(order, Position(("b", 3, OID)))
@@ -141,38 +130,19 @@ def test_a_key_free_in_a_block_is_held_to_the_walks_brackets():
     assert blocks[ties] == {**NAMED, "cost": {"$lt": 3, "$gte": -math.inf, **NOT_ARRAY}}
     assert blocks[ties + 1] == {**NAMED, "cost": {"$eq": math.nan, **NOT_ARRAY}}
     assert blocks[ties + len(later(3, -1))] == later_name
-    assert relaxed(later_name) == {"name": {"$gt": "b"}}
 
 
-@pytest.mark.parametrize(
-    "key, expected",
-    [({"name": "b"}, False), ({}, False), ({"name": [1]}, True), ({"name": Regex("b")}, True)],
-)
-def test_an_item_with_a_sort_value_the_walk_cannot_place_is_in_the_tail(key, expected):
-    assert in_tail({**key, "_id": OID}, ORDER) is expected
+def test_the_walk_after_a_position_is_one_filter_of_its_blocks():
+    position = Position(("b", OID))
+    assert walk_after(ORDER, position) == {"$or": walk_blocks(ORDER, position)}
+    last = Position((MaxKey(), MaxKey()))  # a forged cursor's: nothing comes after it
+    assert walk_after(ORDER, last) == {"_id": {"$in": []}}
+    assert tail_after(ORDER, last) == {"$and": [tail_after(ORDER, None), {"_id": {"$in": []}}]}
 
 
-def test_the_tail_is_the_arrays_and_the_unplaceable_values_of_each_key_after_the_position():
-    arrays = {"name": {"$type": "array"}}
-    others = {"$nor": [{"name": condition} for condition in UP]}
-    assert tail_parts(ORDER, None) == [arrays, others]
-    assert tail_parts(ORDER, Position(("b", OID))) == [
-        {"$and": [part, {"_id": condition}]} for part in (arrays, others) for condition in AFTER_OID
-    ]
-
-
-@pytest.mark.parametrize(
-    "value, below",
-    [(None, True), (MinKey(), True), ([], True), ([None, WHEN], True), ([[WHEN]], True),
-     ([5, WHEN], True), (Binary(b"\x00"), True), (True, True), (WHEN, False),
-     ([WHEN, Timestamp(1, 1)], False), ([DatetimeMS(2**50)], False), (Regex("a"), False),
-     (MaxKey(), False), ([Timestamp(1, 1)], False)],
-)  # fmt: skip
-def test_what_sorts_before_every_date_oldest_first(value, below):
-    assert first_below_dates(value) is below
-
-
-@pytest.mark.parametrize("value", [DBRef("bots", OID), [DBRef("bots", OID), WHEN]])
-def test_a_reference_may_sort_on_either_side_of_the_dates(value):
-    with pytest.raises(Unplaceable):
-        first_below_dates(value)
+def test_the_tail_is_what_no_block_places_in_any_key_after_the_position():
+    walkable = {"$or": [{"name": {**condition, **NOT_ARRAY}} for condition in UP]}
+    assert tail_after(ORDER, None) == {"$nor": [{"$and": [walkable]}]}
+    assert tail_after(ORDER, Position(("b", OID))) == {
+        "$and": [tail_after(ORDER, None), {"$or": [{"_id": c} for c in AFTER_OID]}]
+    }

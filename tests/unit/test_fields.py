@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError
 
 from access.policy import EVERYTHING, NOTHING, Visibility
 from repositories.bson_order import sort_order
-from repositories.pages import OffsetPage, fetch_page
+from repositories.pages import OffsetPage
 from repositories.reads import contains, disjoint_filters, equals_ignoring_case
 from schemas.fields import BsonNumber, IdText, TimestampField, format_timestamp, json_safe
 from schemas.query_fields import (
@@ -21,6 +21,7 @@ from schemas.query_fields import (
     QueryText,
     SortBy,
 )
+from tests.support.page_reads import offset_page
 
 ID = "0123456789abcdef01234567"
 
@@ -272,5 +273,5 @@ def test_filters_never_loosen_the_visibility(visibility, filters, combined):
 
 def test_nothing_visible_reads_nothing():
     """An empty visibility answers an empty page without a query."""
-    page = fetch_page(None, NOTHING, {}, sort=[("name", 1)], page=3, limit=5)
+    page = offset_page(None, NOTHING, {}, sort=[("name", 1)], page=3, limit=5)
     assert (page.results, page.page, page.limit, page.total_results) == ([], 3, 5, 0)
