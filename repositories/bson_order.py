@@ -156,16 +156,6 @@ class Resume:
     anchor: object = None
 
 
-def in_tail(item: dict, order: dict) -> bool:
-    """Whether an item read belongs to the tail: a sort value the walk does not place."""
-    for field in list(order)[:-1]:
-        try:
-            bracket(item.get(field))
-        except Unplaceable:
-            return True
-    return False
-
-
 def _walkable(field: str) -> dict:
     """The field holds a value the walk places: a scalar of one of its brackets."""
     return {"$or": [{field: {**condition, **NOT_ARRAY}} for _, condition in _BRACKETS]}

@@ -2,14 +2,14 @@
 
 Each batch is read while the one before it is written, so that no database work spans the
 whole export (each batch has a deadline of its own, web/downloads.py) and two batches are
-held. A batch holds about `limit` requests, read by one query whatever the visibility
-branches (repositories/pipelines.py).
+held. A batch holds about `limit` requests: of several visibility branches, each reads its
+keys and the batch is fetched by id (repositories/pipelines.py), one query more.
 
 Any order is read as keyset pages: on MongoDB an index walk each, wherever it starts. The
 embedded engine decodes every entry of a query's index range before it sorts, so there a
 page costs the rest of the export, and the export its square. In the default order,
 `createdAt`, the period is therefore read in consecutive windows of it, half-open and in the
-sort's direction, each read whole by one query when it holds at most twice a batch; each
+sort's direction, each read whole when it holds at most twice a batch; each
 window is sized to hold about a batch at the density the one before it found (at most SPREAD
 times wider), halved when it holds more, and one too full even at a millisecond is read as
 keyset pages. On MongoDB a window is one index range; what the windows cost it is the few that
@@ -36,7 +36,7 @@ def batches(
 ) -> Iterator[list[dict]]:
     """The requests of a keyset `query` over its period, without their summaries
     (`repository.summarized`, as each is written, while the next one is read): about
-    `query.limit` at a time, one batch per query, so an empty window is an empty batch."""
+    `query.limit` at a time, one batch per read, so an empty window is an empty batch."""
     aim = query.limit
     field, direction = query.sort[0]
     if field != "createdAt":

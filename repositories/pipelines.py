@@ -1,34 +1,33 @@
 """A list's plan (`pages.ListPlan`) as aggregation pipelines, and the page they read: the one
-module that turns a plan into queries (docs/performance.md#query-by-query).
+module that turns a plan into queries (docs/performance.md#round-trips-per-warm-request).
 
-Each visibility branch is a pipeline of its own: `$match` (the branch with its filters), for
-a keyset page a second `$match` after the position on the sort key and `_id`
-(`bson_order.walk_after`), `$sort`, the page (`$limit`), `$project`. An index that serves the
-branch holds its filter, sort key and `_id` (repositories/indexes.py), so each is an index
-walk of the page's length. The branches are one command: the first branch's pipeline, the
-others' through `$unionWith`, each routed on its own; the server sorts their union and cuts
-out the page. So a page is one query, and a counted page one more, which counts every branch
-from index keys. An offset page that skips reads the page's keys first (`_id` and the sort
-keys, which MongoDB skips on the index without reading a document), then fetches the page's
-documents by `_id: {$in}`; past MERGE_WINDOW items, its keys are read by one `$or` of the
-branches, so that no request sorts a deep window of every branch.
+Each visibility branch is one pipeline: `$match` (the branch with its filters), for a keyset
+page a second `$match` after the position on the sort key and `_id`
+(`bson_order.walk_after`), `$sort`, the page (`$skip`/`$limit`), `$project`. An index that
+serves the branch holds its filter, sort key and `_id` (repositories/indexes.py), so each is
+an index walk of the page's length. The branches run side by side, each routed on its own.
+One branch read from its start projects the page's documents itself; otherwise each branch
+reads `_id` and the sort keys (MongoDB skips on index keys without reading a document), and
+one more pipeline fetches the page's documents by `_id: {$in}`, sorted and cut out by the
+server. A counted page adds a count per branch, from index keys. So a page costs one query
+per branch and one to fetch it. Past MERGE_WINDOW items an offset page is one `$or` of the
+branches, so that no request holds a deep window's ids.
 
-A keyset walk leaves to its tail what a range cannot place (`bson_order`): the page's command
-reads on into the tail, in `_id` order, through one more `$unionWith`, which MongoDB starts
-only once the walk runs out. An item read is told to be the tail's by its own sort values
-(`in_tail`). Every comparison of order is the server's: MongoDB's comparison of BSON values
-is not Python's, and another writer's data holds any of them.
+A keyset walk leaves to its tail what a range cannot place (`bson_order`): the page on which
+the walk runs out in every branch also asks each for its tail, in `_id` order.
+Every comparison of order is the server's: MongoDB's comparison of BSON values is not
+Python's, and another writer's data holds any of them.
 """
 
 from pymongo.collection import Collection
 
 from domain.errors import InvalidParameter
+from repositories.bson_equality import equality_key
 from repositories.bson_order import (
     TAIL,
     WALK,
     Position,
     Resume,
-    in_tail,
     tail_after,
     walk_after,
 )
@@ -54,79 +53,70 @@ def _page(stages: list[dict], order: dict, skip: int, limit: int) -> list[dict]:
     return [*stages, {"$sort": order}, *([{"$skip": skip}] if skip else []), {"$limit": limit}]
 
 
-def _joined(collection: Collection, pipelines: list[list[dict]]) -> list[dict]:
-    """One pipeline of several: the first's stages, then the others' through `$unionWith`."""
-    first, *others = pipelines
-    return [*first, *({"$unionWith": {"coll": collection.name, "pipeline": p}} for p in others)]
-
-
-def _union(collection: Collection, pipelines: list[list[dict]], order: dict, limit: int):
-    """The branches' pipelines joined, their union sorted and cut to `limit`."""
-    if len(pipelines) == 1:
-        return pipelines[0]
-    return [*_joined(collection, pipelines), {"$sort": order}, {"$limit": limit}]
-
-
-def _projected(plan: ListPlan) -> tuple[list[dict], dict | None]:
-    """The `$project` of what the page shows and of its sort keys, which order the union
-    and place the next page; and the projection to cut the items to (None: as read)."""
-    if plan.projection is None:
-        return [], None
-    return [{"$project": {**plan.projection, **dict.fromkeys(plan.order, 1)}}], plan.projection
+def _projected(projection: dict | None, order: dict) -> list[dict]:
+    """The `$project` of what a page shows and of its sort keys, which place the next page
+    (None: whole documents, which hold them)."""
+    return [] if projection is None else [{"$project": {**projection, **dict.fromkeys(order, 1)}}]
 
 
 def _cut(items: list[dict], projection: dict | None) -> list[dict]:
+    """`items` without the sort keys that `projection` did not ask for."""
     if projection is None:
         return items
     return [{name: value for name, value in item.items() if name in projection} for item in items]
 
 
-def _total(collection: Collection, plan: ListPlan) -> int:
-    """Every branch counted, in one command. An empty filter names no field, so MongoDB is
-    told to count the `_id` index's keys rather than scan the collection."""
-    counting = {"$group": {"_id": None, "n": {"$sum": 1}}}
-    pipelines = [[*_matching(match), counting] for match in plan.branches]
-    hint = {"hint": {"_id": 1}} if plan.branches == ({},) else {}
-    rows = _run(collection, _joined(collection, pipelines), len(pipelines), **hint)
-    return sum(row["n"] for row in rows)
+def _count(collection: Collection, match: dict) -> int:
+    """An empty filter names no field, so MongoDB is told to count the `_id` index's keys
+    rather than scan the collection."""
+    hint = {} if match else {"hint": {"_id": 1}}
+    counting = [*_matching(match), {"$group": {"_id": None, "n": {"$sum": 1}}}]
+    return sum(row["n"] for row in _run(collection, counting, 1, **hint))
+
+
+def _counts(collection: Collection, plan: ListPlan) -> list:
+    return [submit(_count, collection, match) for match in plan.branches] if plan.counted else []
+
+
+def _total(counts: list) -> int | None:
+    return sum(count.result() for count in counts) if counts else None
 
 
 def _keys(order: dict) -> dict:
     return {"$project": dict.fromkeys(order, 1)}
 
 
-def _fetch(collection, ids: list, order: dict, limit: int, projection) -> list[dict]:
-    """The documents of `ids` in `order`."""
-    if not ids:
+def _read_keys(collection, stages: list[dict], order: dict, skip: int, limit: int) -> list[dict]:
+    """`_id` and sort keys of the items `stages` select, `skip` left out and `limit` kept."""
+    return _run(collection, [*_page(stages, order, skip, limit), _keys(order)], limit)
+
+
+def _fetch(collection, ids: list, order: dict, skip: int, limit: int, projection) -> list[dict]:
+    """The documents of `ids` in `order`, `skip` of them left out and `limit` kept."""
+    if not ids or limit <= 0:
         return []
-    stages = _page([{"$match": {"_id": {"$in": ids}}}], order, 0, limit)
+    stages = _page([{"$match": {"_id": {"$in": ids}}}], order, skip, limit)
     return _run(collection, stages + ([{"$project": projection}] if projection else []), limit)
 
 
-def _skipping(collection: Collection, plan: ListPlan) -> list[dict]:
-    """The stages that select an offset page's items, `skip` of them left out."""
-    order, skip, limit, branches = plan.order, plan.skip, plan.limit, plan.branches
-    if len(branches) == 1:
-        return _page(_matching(branches[0]), order, skip, limit)
-    if skip + limit > MERGE_WINDOW:
-        return _page([{"$match": {"$or": list(branches)}}], order, skip, limit)
-    pipelines = [_page(_matching(match), order, 0, skip + limit) + [_keys(order)]
-                 for match in branches]  # fmt: skip
-    return [*_union(collection, pipelines, order, skip + limit), {"$skip": skip}, {"$limit": limit}]
-
-
 def _offset_page(collection: Collection, plan: ListPlan) -> OffsetPage:
-    counted = submit(_total, collection, plan) if plan.counted else None
+    counts = _counts(collection, plan)
     order, skip, limit, branches = plan.order, plan.skip, plan.limit, plan.branches
-    if not skip:
-        shown = _projected(plan)[0] if len(branches) > 1 else []
-        pipelines = [_page(_matching(match), order, 0, limit) + shown for match in branches]
-        exact = [{"$project": plan.projection}] if plan.projection is not None else []
-        results = _run(collection, _union(collection, pipelines, order, limit) + exact, limit)
+    shown = [] if plan.projection is None else [{"$project": plan.projection}]
+    if len(branches) == 1 and not skip:
+        results = _run(collection, _page(_matching(branches[0]), order, 0, limit) + shown, limit)
+    elif len(branches) == 1 or skip + limit > MERGE_WINDOW:
+        match = branches[0] if len(branches) == 1 else {"$or": list(branches)}
+        keys = _read_keys(collection, _matching(match), order, skip, limit)
+        results = _fetch(collection, [key["_id"] for key in keys], order, 0, limit, plan.projection)
     else:
-        keys = _run(collection, [*_skipping(collection, plan), _keys(order)], limit)
-        results = _fetch(collection, [key["_id"] for key in keys], order, limit, plan.projection)
-    return OffsetPage(results, plan.page, limit, None if counted is None else counted.result())
+        reads = [
+            submit(_read_keys, collection, _matching(match), order, 0, skip + limit)
+            for match in branches
+        ]
+        ids = [key["_id"] for read in reads for key in read.result()]
+        results = _fetch(collection, ids, order, skip, limit, plan.projection)
+    return OffsetPage(results, plan.page, limit, _total(counts))
 
 
 def _anchored(collection: Collection, plan: ListPlan) -> Resume:
@@ -140,46 +130,66 @@ def _anchored(collection: Collection, plan: ListPlan) -> Resume:
     return Resume(plan.resume.phase, Position.of(key, plan.order))
 
 
-def _keyset_stages(collection: Collection, plan: ListPlan, resume: Resume | None) -> list:
-    """The walk's first `limit + 1` items after `resume`, then the tail's, in one command."""
-    order, want, branches = plan.order, plan.limit + 1, plan.branches
-    by_id, (shown, _) = {"_id": order["_id"]}, _projected(plan)
-    in_tail_already = resume is not None and resume.phase == TAIL
-    tail_position = resume.position if in_tail_already else None
-    tail = [
-        _page(_matching(match, tail_after(order, tail_position)), by_id, 0, want) + shown
-        for match in branches
-    ]
-    tail = _union(collection, tail, by_id, want)
-    if in_tail_already:
-        return tail
-    position = None if resume is None else resume.position
-    walk = [
-        _page(_matching(match, walk_after(order, position)), order, 0, want) + shown
-        for match in branches
-    ]
-    walk = _union(collection, walk, order, want)
-    return [*walk, {"$unionWith": {"coll": collection.name, "pipeline": tail}}, {"$limit": want}]
+def _items(collection, stages: list[dict], order: dict, want: int, shown: list[dict]):
+    return _run(collection, _page(stages, order, 0, want) + shown, want)
+
+
+def _found(collection, plan: ListPlan, resume: Resume | None, shown: list) -> list[tuple]:
+    """(phase, item) of the first `limit + 1` items after `resume`, projected by `shown`,
+    each branch read side by side: the walk's, then, if the walk runs out first in every
+    branch, the tail's; each phase in the server's order for one branch."""
+    order, want = plan.order, plan.limit + 1
+    walk, position = [], None if resume is None else resume.position
+    if resume is None or resume.phase == WALK:
+        reads = [
+            submit(_items, collection, _matching(match, walk_after(order, position)), order,
+                   want, shown)
+            for match in plan.branches
+        ]  # fmt: skip
+        walk = [(WALK, item) for read in reads for item in read.result()]
+        if len(walk) >= want:
+            return walk
+        position = None
+    by_id, rest = {"_id": order["_id"]}, want - len(walk)
+    reads = [
+        submit(_items, collection, _matching(match, tail_after(order, position)), by_id, rest,
+               shown)
+        for match in plan.branches
+    ]  # fmt: skip
+    return walk + [(TAIL, item) for read in reads for item in read.result()]
+
+
+def _fetched(collection, found: list, order: dict, limit: int, projection) -> list[tuple]:
+    """(phase, document) of the first `limit` of several branches' items: the walk's in
+    `order`, then the tail's in `_id` order, each put in order by the server."""
+    page = []
+    for phase, sort in ((WALK, order), (TAIL, {"_id": order["_id"]})):
+        ids = [item["_id"] for kind, item in found if kind == phase]
+        fetched = _fetch(collection, ids, sort, 0, limit - len(page), projection)
+        page += [(phase, item) for item in fetched]
+    return page
 
 
 def _keyset_page(collection: Collection, plan: ListPlan) -> KeysetPage:
-    counted = submit(_total, collection, plan) if plan.counted else None
-    resume = plan.resume
+    """One branch reads its page's documents itself, with their sort keys for the next
+    page's position; several read their keys side by side, and the page is fetched by id."""
+    counts = _counts(collection, plan)
+    order, limit, resume = plan.order, plan.limit, plan.resume
     if resume is not None and resume.position is None:
         resume = _anchored(collection, plan)
-    items = _run(collection, _keyset_stages(collection, plan, resume), plan.limit + 1)
-    # The walk's items, then the tail's: each in the server's order.
-    items = [item for item in items if not in_tail(item, plan.order)] + [
-        item for item in items if in_tail(item, plan.order)
-    ]
-    page, following = items[: plan.limit], None
-    if len(items) > plan.limit:
-        last = page[-1]
-        phase = TAIL if in_tail(last, plan.order) else WALK
-        following = Resume(phase, Position.of(last, plan.order))
-    results = _cut(page, _projected(plan)[1])
-    total = None if counted is None else counted.result()
-    return KeysetPage(results, plan.limit, following, total)
+    if len(plan.branches) == 1:
+        found = _found(collection, plan, resume, _projected(plan.projection, order))
+        page = found[:limit]
+    else:
+        found = _found(collection, plan, resume, [_keys(order)])
+        page = _fetched(collection, found, order, limit, plan.projection)
+    keys = {equality_key(item["_id"]): item for _, item in found}
+    following = None
+    if page and len(found) > limit:  # an item past the page: the next page starts after it
+        phase, last = page[-1]
+        following = Resume(phase, Position.of(keys[equality_key(last["_id"])], order))
+    results = _cut([item for _, item in page], plan.projection)
+    return KeysetPage(results, limit, following, _total(counts))
 
 
 def read_page(collection: Collection, plan: ListPlan) -> OffsetPage | KeysetPage:

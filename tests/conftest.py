@@ -18,7 +18,7 @@ from flask import Flask
 from app import create_app
 from repositories import change_images
 from runtime import logs
-from tests.support import mongomock_stages, mongomock_types
+from tests.support import mongomock_types
 from tests.support.factories import World
 from tests.support.gunicorn_server import GunicornServer, servers_over
 from tests.support.json_log import capture as json_log_capture
@@ -215,10 +215,8 @@ def pytest_configure(config):
 
     Every app's test client checks each response against the app's OpenAPI document
     (tests/support/openapi_check.py), and mongomock knows the BSON types the keyset walk
-    names and the stage it reads its tail with (tests/support/mongomock_types.py,
-    mongomock_stages.py)."""
+    names (tests/support/mongomock_types.py)."""
     logs.configure()
     os.environ["FLASK_SKIP_DOTENV"] = "1"
     Flask.test_client_class = ValidatingClient
     mongomock_types.teach()
-    mongomock_stages.teach()
