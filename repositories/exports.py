@@ -9,13 +9,14 @@ Any order is read as keyset pages: on MongoDB an index walk each, wherever it st
 embedded engine decodes every entry of a query's index range before it sorts, so there a
 page costs the rest of the export, and the export its square. In the default order,
 `createdAt`, the period is therefore read in consecutive windows of it, half-open and in the
-sort's direction, each read whole when it holds at most twice a batch; each
-window is sized to hold about a batch at the density the one before it found (at most SPREAD
-times wider), halved when it holds more, and one too full even at a millisecond is read as
-keyset pages. On MongoDB a window is one index range; what the windows cost it is the few that
-find the density at the start, and those over gaps
-(docs/decisions/2026-11-28-lists-as-pipelines.md). The windows read `createdAt` whatever
-`fields` selects (schemas/exports.py), to tell a request stored with several.
+sort's direction, each read whole when it holds at most a batch, else cut at the date
+past its first batch; each window is sized to hold about a batch at the density the one
+before it found (at most SPREAD times wider), halved when even a cut cannot tell (one date
+throughout, or arrays), and one too full even at a millisecond is read as keyset pages.
+On MongoDB a window is one index range; what the windows cost it is the few that find the
+density at the start, and those over gaps (docs/decisions/2026-11-28-lists-as-pipelines.md).
+The windows read `createdAt` whatever `fields` selects (schemas/exports.py), to tell a
+request stored with several.
 """
 
 import datetime as dt
@@ -50,7 +51,7 @@ def batches(
             window = replace(query, created_from=start, created_to=min(end, start + width))
         else:
             window = replace(query, created_from=max(start, end - width), created_to=end)
-        read = repository.first(visibility, replace(window, limit=2 * aim + 1))
+        read = repository.first(visibility, replace(window, limit=aim + 1))
         found, window = _kept(read, window, aim, direction)
         if found is None and width > NARROWEST:
             width /= 2
@@ -70,11 +71,11 @@ def batches(
 
 
 def _kept(read: list[dict], window: BotRequestListQuery, aim: int, direction: int):
-    """(requests, window): the whole window's, when it holds at most twice `aim`; else the
-    first `aim` or so, those before the date of the `aim`-th, with the window cut at that
-    date, so that the read is not wasted; (None, window) where its dates cannot tell (an
-    array among them, or one date throughout)."""
-    if len(read) <= 2 * aim:
+    """(requests, window): the whole window's, when it holds at most `aim`; else those before
+    the date of the one after the `aim`-th, with the window cut at that date, so that the
+    read is not wasted; (None, window) where its dates cannot tell (an array among them, or
+    one date throughout)."""
+    if len(read) <= aim:
         return read, window
     dates = [request.get("createdAt") for request in read[: aim + 1]]
     if not all(isinstance(date, dt.datetime) for date in dates) or dates[0] == dates[aim]:
