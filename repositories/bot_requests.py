@@ -105,10 +105,10 @@ class BotRequestRepository:
         which the database may no longer hold (blueprints/feeds.py)."""
         if visibility.is_empty:
             return lambda document: False
-        narrow = {} if created_by is None else {"createdBy": created_by}
+        filters = {} if created_by is None else {"createdBy": created_by}
         if bot is not None:
-            narrow["bot"] = self._bots(bot, None)
-        query = {"$and": [visibility.as_filter(), narrow]}
+            filters["bot"] = self._bots(bot, None)
+        query = {"$and": [visibility.as_filter(), filters]}
         return lambda document: matches(query, document)
 
     def shown(self, documents: list[dict], reads: frozenset[str]) -> list[dict]:

@@ -149,7 +149,7 @@ class Resume:
     """Where a keyset page resumes: after `position`, in the walk or in its tail.
 
     A position too long for a cursor (a long name) travels as its item's id, the `anchor`,
-    and is read back from that item (`keyset_pages`)."""
+    and is read back from that item (repositories/pipelines.py)."""
 
     phase: str
     position: Position | None
