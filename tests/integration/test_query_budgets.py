@@ -45,8 +45,9 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def scene(wire_uri, wire_client):
-    """Ada, a member of Acme, sees 60 bots and REQUESTS requests over January (her own and
-    Acme's others), enough for 20 pages of 10 of each list."""
+    """Ada, a member of Acme, sees 460 bots and REQUESTS requests from January on (her own
+    and Acme's others), enough for 20 pages of 10 of each list; Globex holds BIG requests of
+    its member Gil, which its token exports."""
     log = CommandLog()
     client = pymongo.MongoClient(
         wire_uri, event_listeners=[log], datetime_conversion="DATETIME_AUTO"
@@ -65,12 +66,12 @@ def scene(wire_uri, wire_client):
             createdAt=start + dt.timedelta(hours=1.8 * n),
         )  # fmt: skip
     big = world.organization("Globex")
+    gil = world.user("Gil", organizations=[big])
     db.botrequests.insert_many(
-        {"bot": bots[0], "createdBy": ada, "organization": big, "ip": "10.0.0.1",
+        {"bot": bots[0], "createdBy": gil, "organization": big, "ip": "10.0.0.1",
          "createdAt": start + dt.timedelta(minutes=17 * n), "updatedAt": start}
         for n in range(BIG)
     )  # fmt: skip
-    world.user("Gil", organizations=[big])
     app = create_app({**TEST_SETTINGS, "MONGODB_DB": db.name}, mongo_client=client)
     yield {
         "client": app.test_client(),
