@@ -29,7 +29,9 @@ def _projection(reads: frozenset[str]) -> dict:
 class BotRequestListQuery(ListQuery):
     """A bot request list's parameters (schemas/queries.py builds it).
 
-    `reads`: the stored paths that make the answer's items, or their selection."""
+    `reads`: the stored paths that make the answer's items, or their selection; `whole`:
+    they are all of a request's, which an export's windows then read without a projection
+    (repositories/exports.py says why)."""
 
     name: str | None = None
     bot: str | None = None
@@ -37,6 +39,7 @@ class BotRequestListQuery(ListQuery):
     created_to: dt.datetime | None = None
     created_by: ObjectId | None = None
     reads: frozenset[str]
+    whole: bool = False
 
 
 class BotRequestRepository:
@@ -60,7 +63,8 @@ class BotRequestRepository:
         """The query's first `limit` requests in its order, without their summaries: an
         export's window (repositories/exports.py)."""
         first = replace(query, pagination="offset", cursor=None, page=1, count="none")
-        plan = ListPlan.of(visibility, self._filters(query), first, _projection(query.reads))
+        projection = None if query.whole else _projection(query.reads)
+        plan = ListPlan.of(visibility, self._filters(query), first, projection)
         return read_page(self._requests, plan).results
 
     def summarized(self, requests: list[dict], query: BotRequestListQuery) -> list[dict]:

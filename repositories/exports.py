@@ -16,7 +16,9 @@ throughout, or arrays), and one too full even at a millisecond is read as keyset
 On MongoDB a window is one index range; what the windows cost it is the few that find the
 density at the start, and those over gaps (docs/decisions/2026-11-28-lists-as-pipelines.md).
 The windows read `createdAt` whatever `fields` selects (schemas/exports.py), to tell a
-request stored with several.
+request stored with several; an export of every field reads them whole (`whole`): the
+engine's projection doubles its read (63 ms against 121 ms for 958 requests), where
+MongoDB's only keeps another writer's extra fields off the wire.
 """
 
 import datetime as dt

@@ -83,6 +83,7 @@ class ExportQuery:
             pagination="keyset",
             count="none",
             reads=stored_paths(BotRequestSchema, read),
+            whole=read is None,
             **self.filters,
         )
         return Export(format_, query, selection)

@@ -49,7 +49,7 @@ NEEDS_A_REQUEST = {"cursor"}
 # What the answer keeps and the repository never reads.
 SELECTION = "fields"
 # What a repository query holds that no parameter gives: the stored paths a list reads.
-DERIVED = {BotListQuery: {"reads"}, BotRequestListQuery: {"reads"}}
+DERIVED = {BotListQuery: {"reads"}, BotRequestListQuery: {"reads", "whole"}}
 # Each repository query, with the schemas that build it, the widest first.
 FAMILIES = [
     (BotListQuery, [BotListQuerySchema, OrganizationBotListQuerySchema]),
