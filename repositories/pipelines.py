@@ -53,10 +53,15 @@ def _page(stages: list[dict], order: dict, skip: int, limit: int) -> list[dict]:
     return [*stages, {"$sort": order}, *([{"$skip": skip}] if skip else []), {"$limit": limit}]
 
 
+def _shown(projection: dict | None) -> list[dict]:
+    """The `$project` of what a page shows (None: whole documents)."""
+    return [] if projection is None else [{"$project": projection}]
+
+
 def _projected(projection: dict | None, order: dict) -> list[dict]:
     """The `$project` of what a page shows and of its sort keys, which place the next page
     (None: whole documents, which hold them)."""
-    return [] if projection is None else [{"$project": {**projection, **dict.fromkeys(order, 1)}}]
+    return _shown(None if projection is None else {**projection, **dict.fromkeys(order, 1)})
 
 
 def _cut(items: list[dict], projection: dict | None) -> list[dict]:
@@ -96,13 +101,13 @@ def _fetch(collection, ids: list, order: dict, skip: int, limit: int, projection
     if not ids or limit <= 0:
         return []
     stages = _page([{"$match": {"_id": {"$in": ids}}}], order, skip, limit)
-    return _run(collection, stages + ([{"$project": projection}] if projection else []), limit)
+    return _run(collection, stages + _shown(projection), limit)
 
 
 def _offset_page(collection: Collection, plan: ListPlan) -> OffsetPage:
     counts = _counts(collection, plan)
     order, skip, limit, branches = plan.order, plan.skip, plan.limit, plan.branches
-    shown = [] if plan.projection is None else [{"$project": plan.projection}]
+    shown = _shown(plan.projection)
     if len(branches) == 1 and not skip:
         results = _run(collection, _page(_matching(branches[0]), order, 0, limit) + shown, limit)
     elif len(branches) == 1 or skip + limit > MERGE_WINDOW:
