@@ -88,13 +88,8 @@ def scene(wire_uri, wire_client):
 
 def _queries(scene, url: str, collection: str, token: str = "token") -> tuple[list[dict], dict]:
     """The commands on `collection` that a warm `url` sends, and its answer."""
-    client, headers = scene["client"], bearer(scene[token])
-    assert client.get(url, headers=headers).status_code == 200, url
-    scene["log"].take()
-    response = client.get(url, headers=headers)
-    assert response.status_code == 200, url
-    commands = [c for c in scene["log"].take() if next(iter(c.values())) == collection]
-    return commands, response
+    commands, response = scene["log"].warm(scene["client"], url, bearer(scene[token]))
+    return [c for c in commands if next(iter(c.values())) == collection], response
 
 
 def _deep_keyset_url(scene, path: str) -> str:

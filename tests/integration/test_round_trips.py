@@ -154,11 +154,7 @@ def _about_the_caller(commands: list[dict]) -> list[dict]:
 
 
 def _warm_commands(client, log, url: str, token: str) -> list[dict]:
-    assert client.get(url, headers=bearer(token)).status_code == 200
-    log.take()
-    response = client.get(url, headers=bearer(token))
-    assert response.status_code == 200
-    return log.take()
+    return log.warm(client, url, bearer(token))[0]
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)

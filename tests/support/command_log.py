@@ -25,3 +25,11 @@ class CommandLog(monitoring.CommandListener):
         with self._lock:
             taken, self.commands = self.commands, []
         return taken
+
+    def warm(self, client, url: str, headers: dict):
+        """(commands, response) of a second GET of `url`: what a warm request sends."""
+        assert client.get(url, headers=headers).status_code == 200, url
+        self.take()
+        response = client.get(url, headers=headers)
+        assert response.status_code == 200, url
+        return self.take(), response
