@@ -1,88 +1,127 @@
 """Admission control: a worker lets at most DATABASE_PERMITS requests use the database at
-once and refuses the rest at once, rather than letting them queue behind a stalled database.
+once; the others queue for a permit while the permits keep coming back, and are refused at
+once when they stopped coming back: a stalled database never holds up `/healthz`
+(docs/deployment.md#admission-control-a-stalled-database-never-holds-up-healthz).
 
 gunicorn's gthread worker hands every request to its GUNICORN_THREADS threads through one
 first-in, first-out queue. When the database stalls, each request that reaches it holds its
-thread until its deadline (MONGODB_TIMEOUT_MS); once every thread holds one, everything
-else, `/healthz` included, waits in that queue for seconds. With one permit fewer than
-threads (the default), one thread never waits on the database for long: it answers
-`/healthz` and refuses the queued database work (a 503) as fast as it takes
-them. Requests that never ask for the database never ask for a permit either: the permit is
-taken by the first database access of a request (`runtime.database`), authentication's
-included, and given back when the request ends, whatever its outcome.
-
-When no permit is free, a request waits at most `PATIENCE` for one, so that a healthy but
-busy worker serves a burst instead of refusing it. But once a wait ran out, no request waits
-again until a permit comes back: the permits are then held by stalled requests, and each
-wait would hold the spare thread, and everything queued behind it, for that long again.
+thread until its deadline (MONGODB_TIMEOUT_MS); were the others to wait for a permit as long,
+everything queued, `/healthz` included, would wait too. So the permits tell busy from stalled:
+while they change hands, a request waits for one within its own deadline (a burst on a busy
+worker is served); once every permit has been held for STALL with none coming back, the
+database is judged stalled and requests are refused at once, until one comes back. With one
+permit fewer than threads (the default), one thread then never waits on the database for
+long. The permit is taken by a request's first database access (`runtime.database`),
+authentication's included, and given back when the request ends, whatever its outcome.
 """
 
 import threading
+import time
 from contextlib import contextmanager
 
 from flask import Flask, current_app, g
 
-# Longer than a permit stays taken between two returns on a busy but healthy worker, even on
-# the embedded engine's slow lists; short enough that one wait, plus the refusals queued
-# behind it, stays well within a liveness probe's 1 s.
-PATIENCE = 0.5
+# Longer than every permit of a worker stays held with none coming back on a healthy
+# database (a read of a page takes milliseconds on MongoDB); short enough that the wait
+# before a stall is judged, and the refusals queued behind it, stay within a liveness
+# probe's 1 s.
+STALL = 0.5
 
 
 class DatabaseBusy(Exception):
-    """Every database permit of this worker is held: the request is refused, not queued."""
+    """No permit came free within the request's deadline, though permits kept coming back."""
 
     def __init__(self, permits: int):
-        super().__init__(f"all {permits} database permits of this worker are in use")
+        super().__init__(f"all {permits} database permits of this worker stayed in use")
+
+
+class DatabaseStalled(DatabaseBusy):
+    """Every permit has been held for STALL with none coming back: the database is stalled."""
+
+    def __init__(self, permits: int):
+        Exception.__init__(
+            self, f"none of the {permits} database permits of this worker came back for {STALL} s"
+        )
 
 
 class Permits:
-    """`count` permits, shared by a worker's threads."""
+    """`count` permits, shared by a worker's threads; with `stall`, judged stalled once every
+    one has been held that long without any coming back."""
 
-    def __init__(self, count: int, patience: float = PATIENCE):
+    def __init__(self, count: int, stall: float | None = STALL):
         self.count = count
-        self._free = threading.BoundedSemaphore(count)
-        self._patience = patience
-        self._stuck = False  # a wait ran out and no permit has come back since
+        self._free = count
+        self._stall = stall
+        self._changed = threading.Condition()
+        self._moved = time.monotonic()  # when a permit was last taken or given back
 
-    def take(self) -> bool:
-        if self._free.acquire(blocking=False):
-            return True
-        if self._stuck:
-            return False
-        taken = self._free.acquire(timeout=self._patience)
-        if not taken:
-            self._stuck = True
-        return taken
+    def stalled(self) -> bool:
+        with self._changed:
+            return self._stalled(time.monotonic())
+
+    def _stalled(self, now: float) -> bool:
+        return self._stall is not None and not self._free and now - self._moved >= self._stall
+
+    def take(self, seconds: float) -> None:
+        """A permit, waited for up to `seconds`; raises DatabaseStalled (at once, or as soon
+        as the permits are judged stalled during the wait) or DatabaseBusy."""
+        with self._changed:
+            now = time.monotonic()
+            end = now + seconds
+            while not self._free:
+                if self._stalled(now):
+                    raise DatabaseStalled(self.count)
+                if now >= end:
+                    raise DatabaseBusy(self.count)
+                wait = end - now
+                if self._stall is not None:
+                    wait = min(wait, self._moved + self._stall - now)
+                self._changed.wait(wait)
+                now = time.monotonic()
+            self._free -= 1
+            self._moved = now
 
     def give_back(self) -> None:
-        self._stuck = False
-        self._free.release()
-
-    def wait(self, seconds: float) -> bool:
-        """Taken within `seconds`, however long the others wait: for callers on threads of
-        their own, whose waiting holds up nobody (a live feed)."""
-        return self._free.acquire(timeout=seconds)
+        with self._changed:
+            if self._free == self.count:
+                raise ValueError("a permit was given back that was never taken")
+            self._free += 1
+            self._moved = time.monotonic()
+            self._changed.notify()
 
 
 def init_app(app: Flask) -> None:
     """DATABASE_PERMITS 0 turns admission control off. The live feeds have as many permits
-    again, of their own (`permitted`)."""
+    again, of their own (`permitted`), which they wait for without judging a stall."""
     count = app.config["DATABASE_PERMITS"]
     app.extensions["database_permits"] = Permits(count) if count else None
-    app.extensions["feed_permits"] = Permits(count) if count else None
+    app.extensions["feed_permits"] = Permits(count, stall=None) if count else None
     app.teardown_appcontext(_give_back)
+
+
+def _seconds_left() -> float:
+    """What is left of the request's deadline (MONGODB_TIMEOUT_MS, from its start)."""
+    started = g.get("request_started", time.perf_counter())
+    return started + current_app.config["MONGODB_TIMEOUT_MS"] / 1000 - time.perf_counter()
 
 
 def admit() -> None:
     """Before the database work of a request: its permit, taken once and kept to its end.
 
-    Raises DatabaseBusy when none can be had."""
+    Raises DatabaseStalled, or DatabaseBusy when the request's deadline runs out first."""
     permits = current_app.extensions["database_permits"]
     if permits is None or g.get("database_permit"):
         return
-    if not permits.take():
-        raise DatabaseBusy(permits.count)
+    permits.take(_seconds_left())
     g.database_permit = True
+
+
+def refuse_if_stalled() -> None:
+    """Raises DatabaseStalled while this worker's permits are judged stalled: for a request
+    about to wait for something only the database can bring (an exact cache's proof)."""
+    permits = current_app.extensions["database_permits"]
+    if permits is not None and permits.stalled():
+        raise DatabaseStalled(permits.count)
 
 
 def _give_back(_error: BaseException | None) -> None:
@@ -97,17 +136,17 @@ def permitted(seconds: float):
 
     Feeds run on threads of their own (gunicorn.conf.py), so a feed that waits holds up no
     ordinary request; and were they to share the requests' permits, a worker's feeds, each
-    reading a batch of changes at once, would take them from the requests, or be refused
-    by the patience meant for requests and end under a healthy load. Within the stretch the
-    request counts as holding a permit, so that its reads (a token the cache lacks) take no
-    other."""
+    reading a batch of changes at once, would take them from the requests. Within the
+    stretch the request counts as holding a permit, so that its reads (a token the cache
+    lacks) take no other; a request permit it held before is still held after."""
     permits = current_app.extensions["feed_permits"]
-    if permits is not None and not permits.wait(seconds):
-        raise DatabaseBusy(permits.count)
-    g.database_permit = permits is not None
+    if permits is not None:
+        permits.take(seconds)
+    held = g.get("database_permit", False)
+    g.database_permit = permits is not None or held
     try:
         yield
     finally:
-        g.pop("database_permit", None)
+        g.database_permit = held
         if permits is not None:
             permits.give_back()

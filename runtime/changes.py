@@ -399,7 +399,7 @@ def init_app(app: Flask) -> None:
     )
     caches = (tokens, catalogue, summaries)
     for cache in caches:
-        cache.admit = admission.admit
+        cache.before_wait = admission.refuse_if_stalled
     database = app.extensions["mongo_stream"][app.config["MONGODB_DB"]]
     app.extensions["changes"] = ChangeFeed(database, [c for c in caches if c.enabled])
     app.extensions["token_cache"] = tokens

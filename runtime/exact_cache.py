@@ -22,7 +22,9 @@ from the database would stay off for as long as the load lasted. So a lookup tha
 entry while the stream is behind waits, up to PATIENCE, for the stream's next proof, which
 costs the database one small command rather than a read; and a miss for an answer that
 another request is already reading waits, as long, for that read instead of repeating it.
-Each wait holds the request's database permit, as the read it saves would. A hit holds none.
+A wait holds no database permit, so that it never keeps a permit from the reads the database
+is answering; a request waits only while the worker's permits are not judged stalled
+(runtime/admission.py), so that a stalled database refuses it at once instead.
 """
 
 import threading
@@ -46,8 +48,7 @@ ANY = object()  # stands for every document of a collection, in a dependency
 # changes is not stored. Even a thousand changes a second leave a miss seconds to read.
 RECENT_CHANGES = 4096
 # How long a lookup waits for the stream's proof or for another request's read of its answer:
-# longer than either takes on a busy but healthy database, and no longer than a request waits
-# for a permit (runtime/admission.py), since the wait holds one.
+# longer than either takes on a busy but healthy database.
 PATIENCE = 0.5
 
 
@@ -116,7 +117,8 @@ class ExactCache:
         self._reading: dict[Any, threading.Event] = {}  # key -> set when its read ends
         self._lock = threading.Lock()
         self.stream: Stream = _NoStream()  # until a `ChangeFeed` follows the cache
-        self.admit: Callable[[], None] = lambda: None  # takes a database permit, or raises
+        # Raises while the database is judged stalled, before a wait for what it brings.
+        self.before_wait: Callable[[], None] = lambda: None
 
     def get(self, key, load: Callable[[], Any], dependencies: Callable[[Any], Iterable] = None):
         """The cached answer for `key`, else `load()`'s, stored unless it is None.
@@ -184,10 +186,9 @@ class ExactCache:
             return found, self._generation
 
     def _wait(self, until: Callable[[float], bool]) -> bool:
-        """Waiting for the database is database work: it first takes the request's permit,
-        as a read would (`admit`), so that waits never hold the thread a liveness probe
-        needs."""
-        self.admit()
+        """No wait for a stalled database (`before_wait`): it would hold the thread a
+        liveness probe needs."""
+        self.before_wait()
         return until(PATIENCE)
 
     def _find(self, key) -> tuple[_Entry | None, int, threading.Event | None]:

@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnava
 
 from domain.errors import DomainError, InvalidParameter
 from runtime import database
-from runtime.admission import DatabaseBusy
+from runtime.admission import DatabaseBusy, DatabaseStalled
 from schemas.errors import ErrorSchema
 from web.metrics import ADMISSION_REFUSED, count_database_error
 from web.request_ids import current_request_id
@@ -46,6 +46,8 @@ _MESSAGES = {
     503: "The database is unavailable; try again shortly.",
 }
 _UNREADABLE = "The request is malformed and could not be read."
+# A 503 of a healthy database that was busy for the whole of the request's deadline.
+BUSY = "The service is busy; try again shortly."
 
 # A problem type names a kind of error, not a page: a tag URI (RFC 4151) never changes with
 # the host that serves it. Each is listed in docs/api.md#problem-types.
@@ -177,11 +179,14 @@ def _database_error(error: PyMongoError) -> Response:
 
 
 def _database_busy(error: DatabaseBusy) -> Response:
-    """Refused before any database work: the same 503 as a database that cannot serve, at
-    once, so that a stalled database never holds the request in a queue."""
-    log.warning("database busy: %s; refused at once", error)
+    """Refused before any database work (runtime/admission.py): as a database that cannot
+    serve when the permits stalled, else as a busy service; either may be retried shortly."""
     ADMISSION_REFUSED.inc()
-    return http_error(database_unavailable())
+    if isinstance(error, DatabaseStalled):
+        log.warning("database stalled: %s; refused at once", error)
+        return http_error(database_unavailable())
+    log.warning("database busy: %s for the request's deadline; refused", error)
+    return json_error(503, BUSY)
 
 
 def database_unavailable() -> ServiceUnavailable:

@@ -40,8 +40,8 @@ RATE_LIMITED = Counter(
 
 ADMISSION_REFUSED = Counter(
     "botcatalogue_admission_refused",
-    "Requests refused with 503 at once because every database permit of their worker was in "
-    "use (admission control, DATABASE_PERMITS).",
+    "Requests refused with 503 by admission control (DATABASE_PERMITS): at once while their "
+    "worker's permits were stalled, or when none came free within the request's deadline.",
 )
 
 

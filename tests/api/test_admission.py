@@ -5,7 +5,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from repositories.bots import BotRepository
-from runtime.admission import Permits
+from runtime.admission import DatabaseBusy, Permits
 from tests.support.checks import assert_error, problem_checked
 from tests.support.factories import bearer
 
@@ -15,9 +15,19 @@ REFUSED = "botcatalogue_admission_refused_total"
 
 @pytest.fixture
 def permit(app) -> Permits:
-    """The app's only permit, never waited for: a request either has it or is refused."""
-    permits = app.extensions["database_permits"] = Permits(1, patience=0)
+    """The app's only permit, judged stalled as soon as it is held: a request either has
+    it or is refused at once."""
+    permits = app.extensions["database_permits"] = Permits(1, stall=0)
     return permits
+
+
+def _free(permits: Permits) -> bool:
+    """Whether a permit was free (and is now taken)."""
+    try:
+        permits.take(0)
+    except DatabaseBusy:
+        return False
+    return True
 
 
 @pytest.fixture
@@ -37,7 +47,7 @@ def test_by_default_a_worker_has_one_permit_fewer_than_gunicorn_threads(app):
 def test_with_no_permit_free_a_request_is_refused_at_once_with_503(
     client, permit, reader, json_log
 ):
-    permit.take()
+    permit.take(0)
     before = _refused()
 
     response = client.get("/v1/bots/", headers={**reader, "X-Request-ID": "busy-1"})
@@ -47,12 +57,35 @@ def test_with_no_permit_free_a_request_is_refused_at_once_with_503(
     assert response.headers["Retry-After"] == "1"
     assert _refused() == before + 1
     [warning] = [line for line in json_log() if line["level"] == "WARNING"]
-    assert warning["requestId"] == "busy-1" and warning["message"].startswith("database busy")
+    assert warning["requestId"] == "busy-1" and warning["message"].startswith("database stalled")
+
+
+def test_a_request_that_finds_no_permit_within_its_deadline_is_told_the_service_is_busy(
+    app, client, reader, json_log
+):
+    """Permits that keep coming back are not a stalled database: the request waits, and if
+    its deadline runs out first, the 503 says so."""
+    app.extensions["database_permits"] = permits = Permits(1, stall=None)
+    app.config["MONGODB_TIMEOUT_MS"] = 50
+    permits.take(0)
+    before = _refused()
+
+    response = client.get("/v1/bots/", headers=reader)
+
+    assert_error(response, 503)
+    assert problem_checked(response.get_json()) == {
+        "code": 503,
+        "message": "The service is busy; try again shortly.",
+    }
+    assert response.headers["Retry-After"] == "1"
+    assert _refused() == before + 1
+    [warning] = [line for line in json_log() if line["level"] == "WARNING"]
+    assert warning["message"].startswith("database busy")
 
 
 def test_looking_up_a_token_needs_a_permit_too(client, permit):
     """An unknown token is a 401 only once the database has said so."""
-    permit.take()
+    permit.take(0)
 
     assert client.get("/v1/bots/", headers=bearer("bcs_unknown")).status_code == 503
     permit.give_back()
@@ -60,7 +93,7 @@ def test_looking_up_a_token_needs_a_permit_too(client, permit):
 
 
 def test_readyz_needs_a_permit_for_its_ping(client, permit):
-    permit.take()
+    permit.take(0)
 
     response = client.get("/readyz")
 
@@ -80,7 +113,7 @@ def test_readyz_needs_a_permit_for_its_ping(client, permit):
     ],
 )
 def test_what_never_asks_the_database_never_needs_a_permit(client, permit, method, path, status):
-    permit.take()
+    permit.take(0)
 
     assert client.open(path, method=method).status_code == status
 
@@ -91,7 +124,7 @@ def test_a_request_holds_its_permit_while_it_reads(client, permit, reader, monke
     find_page = BotRepository.find_page
 
     def find_page_and_try_the_permit(self, *args):
-        seen.append(permit.take())
+        seen.append(_free(permit))
         return find_page(self, *args)
 
     monkeypatch.setattr(BotRepository, "find_page", find_page_and_try_the_permit)
@@ -106,7 +139,7 @@ def test_a_request_holds_its_permit_while_it_reads(client, permit, reader, monke
 )
 def test_every_answer_gives_the_permit_back(client, permit, reader, path, status):
     assert client.get(path, headers=reader).status_code == status
-    assert permit.take()
+    assert _free(permit)
 
 
 def test_an_exception_gives_the_permit_back(app, client, permit, reader, monkeypatch):
@@ -117,7 +150,7 @@ def test_an_exception_gives_the_permit_back(app, client, permit, reader, monkeyp
     app.config["PROPAGATE_EXCEPTIONS"] = False  # answer 500, as in production
 
     assert_error(client.get("/v1/bots/", headers=reader), 500)
-    assert permit.take()
+    assert _free(permit)
 
 
 def test_a_304_gives_the_permit_back(client, permit, reader):
@@ -126,4 +159,4 @@ def test_a_304_gives_the_permit_back(client, permit, reader):
     response = client.get("/v1/bots/", headers={**reader, "If-None-Match": etag})
 
     assert response.status_code == 304
-    assert permit.take()
+    assert _free(permit)

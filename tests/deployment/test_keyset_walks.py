@@ -1,4 +1,4 @@
-"""Keyset walks one item a page, side by side, through gunicorn with its default settings:
+"""Eight keyset walks one item a page, side by side, through gunicorn with its default settings:
 every page is a 200, and each walk gives its list's items in the offset order
 (docs/api.md#keyset-pages). A page is one query (repositories/pipelines.py), so it holds a
 database permit for one round trip, not dozens."""
@@ -13,6 +13,8 @@ WALKS = [
     "/v1/requests/?sortBy=createdAt:asc",
     "/v1/requests/?sortBy=createdAt:desc",
     "/v1/organizations/{acme}/requests/?sortBy=createdAt:desc",
+    "/v1/organizations/{acme}/requests/?sortBy=updatedAt:asc",
+    "/v1/organizations/{acme}/bots/?sortBy=name",
     "/v1/bots/?sortBy=name",
     "/v1/organizations/{acme}/bots/?sortBy=creditCost:desc",
 ]

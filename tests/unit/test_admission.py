@@ -1,67 +1,115 @@
-"""The permits of admission control: how many, and when a request waits for one."""
+"""The permits of admission control: how many, when a request waits for one, and when a
+worker's permits are judged stalled (docs/decisions/2026-11-29-busy-or-stalled.md)."""
 
 import threading
-from types import SimpleNamespace
+import time
 
 import pytest
 from flask import Flask, g
 
 from runtime import admission
-from runtime.admission import PATIENCE, Permits
+from runtime.admission import DatabaseBusy, DatabaseStalled, Permits
 
 
-class _NoWaiting(threading.BoundedSemaphore):
-    """Records how long each take would wait for a permit (None: not at all), and never
-    waits: a permit is there or not."""
+def _holding(permits: Permits, seconds: float) -> threading.Thread:
+    """A thread that takes a permit, holds it `seconds`, and gives it back."""
+    taken = threading.Event()
 
-    def __init__(self, value: int):
-        super().__init__(value)
-        self.waits: list[float | None] = []
+    def hold():
+        permits.take(0)
+        taken.set()
+        time.sleep(seconds)
+        permits.give_back()
 
-    def acquire(self, blocking=True, timeout=None):
-        self.waits.append(timeout if blocking else None)
-        return super().acquire(blocking=False)
-
-
-@pytest.fixture
-def semaphores(monkeypatch):
-    made = []
-
-    def semaphore(value):
-        made.append(_NoWaiting(value))
-        return made[-1]
-
-    monkeypatch.setattr(admission, "threading", SimpleNamespace(BoundedSemaphore=semaphore))
-    return made
+    thread = threading.Thread(target=hold)
+    thread.start()
+    taken.wait(5)
+    return thread
 
 
-def test_count_permits_are_taken_then_none_until_one_is_given_back(semaphores):
-    permits = Permits(2)
+def test_count_permits_are_taken_then_none_until_one_is_given_back():
+    permits = Permits(2, stall=None)
+    permits.take(0)
+    permits.take(0)
 
-    assert [permits.take(), permits.take(), permits.take()] == [True, True, False]
+    with pytest.raises(DatabaseBusy) as refused:
+        permits.take(0)
+    assert type(refused.value) is DatabaseBusy
     permits.give_back()
-    assert [permits.take(), permits.take()] == [True, False]
+    permits.take(0)
 
 
-def test_a_request_waits_for_a_permit_only_until_a_wait_runs_out(semaphores):
-    """Then the permits are held by stalled requests: the next requests are refused without
-    waiting, until a permit comes back."""
-    permits = Permits(1)
-    [free] = semaphores
-    permits.take()
+def test_a_request_waits_for_a_permit_that_comes_back_within_its_deadline():
+    """Busy, not stalled: the permit comes back before STALL, and the request is served."""
+    permits = Permits(1, stall=1.0)
+    holder = _holding(permits, 0.2)
 
-    assert not permits.take()
-    assert free.waits[-2:] == [None, PATIENCE]
-    free.waits.clear()
-    assert not permits.take()
-    assert not permits.take()
-    assert free.waits == [None, None]
+    permits.take(5)
+    holder.join()
+    permits.give_back()
+
+
+def test_a_burst_is_served_while_the_permits_keep_coming_back():
+    """Twelve requests for one permit, each holding it 30 ms: far longer in all than STALL,
+    but the permit changes hands more often than that, so none is refused."""
+    permits, refused = Permits(1, stall=0.2), []
+
+    def request():
+        try:
+            permits.take(10)
+        except DatabaseBusy as error:
+            refused.append(error)
+            return
+        time.sleep(0.03)
+        permits.give_back()
+
+    threads = [threading.Thread(target=request) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert refused == []
+
+
+def test_a_request_whose_deadline_runs_out_first_is_refused_as_busy():
+    permits = Permits(1, stall=None)
+    holder = _holding(permits, 0.3)
+
+    with pytest.raises(DatabaseBusy) as refused:
+        permits.take(0.05)
+    holder.join()
+    assert type(refused.value) is DatabaseBusy
+
+
+def test_permits_held_for_stall_with_none_coming_back_refuse_at_once_until_one_does():
+    permits = Permits(1, stall=0.1)
+    permits.take(0)
+
+    started = time.monotonic()
+    with pytest.raises(DatabaseStalled):
+        permits.take(30)  # waited until the permits were judged stalled, not 30 s
+    judged = time.monotonic() - started
+    started = time.monotonic()
+    with pytest.raises(DatabaseStalled):
+        permits.take(30)
+    again = time.monotonic() - started
+    assert permits.stalled()
 
     permits.give_back()
-    permits.take()
-    free.waits.clear()
-    assert not permits.take()
-    assert free.waits == [None, PATIENCE]
+    assert not permits.stalled()
+    permits.take(0)
+    assert 0.1 <= judged < 5 and again < 0.1
+
+
+def test_idle_permits_are_not_stalled_when_a_burst_takes_them_all():
+    """The permits were last moved long ago, but not held: taking them all starts the clock."""
+    permits = Permits(1, stall=0.1)
+    permits._moved -= 3600
+
+    permits.take(0)
+    assert not permits.stalled()
+    permits.give_back()
 
 
 def test_a_permit_given_back_twice_is_a_bug_not_an_extra_permit():
@@ -71,26 +119,63 @@ def test_a_permit_given_back_twice_is_a_bug_not_an_extra_permit():
         permits.give_back()
 
 
-def test_a_feed_reads_under_permits_of_its_own_and_waits_for_them(semaphores):
-    """Every request permit held (a busy worker) and one stuck wait: a feed still reads, and
-    its reads take no request permit. With every feed permit held, it waits its `seconds`,
-    and only then is refused."""
+def _app(permits: int) -> Flask:
     app = Flask(__name__)
-    app.config["DATABASE_PERMITS"] = 1
+    app.config["DATABASE_PERMITS"] = permits
+    app.config["MONGODB_TIMEOUT_MS"] = 1000
     admission.init_app(app)
+    return app
+
+
+def test_a_feed_reads_under_permits_of_its_own_and_waits_for_them():
+    """Every request permit held and stalled: a feed still reads, and its reads take no
+    request permit. With every feed permit held, it waits its `seconds` (no stall is judged
+    for feeds), and only then is refused."""
+    app = _app(1)
     requests, feeds = app.extensions["database_permits"], app.extensions["feed_permits"]
-    requests.take()
-    assert not requests.take()  # stuck: a request would now be refused at once
+    requests.take(0)
+    requests._moved -= 3600
+    assert requests.stalled()
 
     with app.app_context():
         with admission.permitted(5.0):
             admission.admit()  # a read inside, a token the cache lacks, say
             assert g.database_permit
         assert not g.get("database_permit")
-        feeds.take()
-        with pytest.raises(admission.DatabaseBusy), admission.permitted(5.0):
+        feeds.take(0)
+        feeds._moved -= 3600
+        started = time.monotonic()
+        with pytest.raises(DatabaseBusy), admission.permitted(0.2):
             pass
+        waited = time.monotonic() - started
 
-    [_, feed_semaphore] = semaphores
-    assert feed_semaphore.waits[-1] == 5.0
-    assert not requests.take(), "the feed took no request permit, and gave none back"
+    assert waited >= 0.2
+    with pytest.raises(DatabaseStalled):
+        requests.take(0)
+
+
+def test_a_feed_keeps_the_request_permit_it_held_before():
+    """A feed's view reads under a request permit; a stretch under a feed permit after it
+    must leave that one held, for the request's end to give back."""
+    app = _app(1)
+    with app.test_request_context():
+        admission.admit()
+        with admission.permitted(1.0):
+            pass
+        assert g.database_permit
+    app.extensions["database_permits"].take(0)  # given back when the request ended
+
+
+def test_a_request_waits_no_longer_than_its_deadline(monkeypatch):
+    app = _app(1)
+    app.config["MONGODB_TIMEOUT_MS"] = 100
+    app.extensions["database_permits"] = Permits(1, stall=None)
+    app.extensions["database_permits"].take(0)
+
+    with app.test_request_context():
+        g.request_started = time.perf_counter()
+        with pytest.raises(DatabaseBusy):
+            admission.admit()
+        waited = time.perf_counter() - g.request_started
+
+    assert 0.1 <= waited < 5

@@ -200,31 +200,32 @@ def test_a_stream_that_stays_behind_past_the_patience_sends_the_lookup_to_the_da
     assert loads.keys == ["k", "k"]
 
 
-def test_a_wait_holds_a_database_permit_and_a_hit_none():
-    """As the read it saves would: waits never take the thread a liveness probe needs."""
-    cache, loads, admitted = _cache(), Loads(), []
-    cache.admit = lambda: admitted.append("permit")
+def test_a_wait_asks_first_whether_the_database_is_stalled_and_a_hit_never_does():
+    """A wait holds no database permit (runtime/admission.py); it is only not begun while
+    the permits are stalled, since it would hold the thread a liveness probe needs."""
+    cache, loads, asked = _cache(), Loads(), []
+    cache.before_wait = lambda: asked.append("stalled?")
     cache.get("k", loads.of("k"))
     cache.get("k", loads.of("k"))
-    assert admitted == []
+    assert asked == []
 
     cache.stream = Stream(live=False, proof_after=0.01)
     cache.get("k", loads.of("k"))
-    assert admitted == ["permit"]
+    assert asked == ["stalled?"]
 
 
-def test_with_no_permit_free_a_lookup_does_not_wait():
-    class Busy(Exception):
+def test_with_the_database_stalled_a_lookup_does_not_wait():
+    class Stalled(Exception):
         pass
 
     def refuse():
-        raise Busy
+        raise Stalled
 
     cache, loads = _cache(), Loads()
     cache.get("k", loads.of("k"))
-    cache.stream, cache.admit = Stream(live=False, proof_after=0.01), refuse
+    cache.stream, cache.before_wait = Stream(live=False, proof_after=0.01), refuse
 
-    with pytest.raises(Busy):
+    with pytest.raises(Stalled):
         cache.get("k", loads.of("k"))
     assert cache.stream.waits == []
 
