@@ -25,6 +25,7 @@ from web import (
     metrics,
     openapi,
     rate_limits,
+    rendered,
     request_ids,
     request_log,
     timing,
@@ -107,7 +108,6 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     timing.init_app(app)
     request_log.init_app(app)
     metrics.init_app(app)
-    caching.init_app(app)
     api = errors.Api(app)
     openapi.init_app(app, api)
     docs_page.init_app(app)
@@ -122,5 +122,9 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     api.register_blueprint(health.blp)
     cross_origin.init_app(app, api)
     rate_limits.init_app(app)
+    # After the rate limits, so that its hook runs before theirs (Flask runs them in reverse):
+    # a 304 is one before it is counted, or not.
+    caching.init_app(app)
+    rendered.init_app(app)
     commands.init_app(app)
     return app

@@ -19,6 +19,7 @@ from schemas.queries import (
 from schemas.selection import check, selected, stored_paths
 from web.authentication import current_caller
 from web.blueprint import Blueprint
+from web.rendered import rendered
 
 blp = Blueprint(
     "bots",
@@ -64,7 +65,8 @@ def get_bot(slug, fields=None):
     access = policy.bot_access(current_caller())
     view = OneBotSchema.views[access.detailed]
     check(fields, view)
-    return selected(_catalogue().get(access, slug, stored_paths(view, fields)), fields)
+    bot = _catalogue().get(access, slug, stored_paths(view, fields))
+    return rendered(bot, lambda: _ONE_BOT.dump(selected(bot, fields)))
 
 
 @blp.route("/organizations/<objectid:organization_id>/bots/")
@@ -96,7 +98,10 @@ def get_organization_bot(organization_id, slug, fields=None):
     """
     visibility = policy.organization(current_caller(), organization_id)
     bot = _catalogue().get_with_organization(visibility, slug, stored_paths(BotSchema, fields))
-    return selected(bot, fields)
+    return rendered(bot, lambda: _ORGANIZATION_BOT.dump(selected(bot, fields)))
+
+
+_ONE_BOT, _ORGANIZATION_BOT = OneBotSchema(), OrganizationBotSchema()
 
 
 def _catalogue() -> Catalogue:

@@ -1,13 +1,19 @@
 """HTTP caching: a strong ETag on every 200, a 304 for a matching If-None-Match.
 
 Every response is personal (it depends on the caller's token), so shared caches must not
-keep it and a client must revalidate before reuse: `private, no-cache`. Revalidation is
-cheap for the client (an empty 304), not for us: the body is still built to compute its hash.
+keep it and a client must revalidate before reuse: `private, no-cache`. A 304 spends none of
+the caller's rate limit (web/rate_limits.py), and for a cached bot, whose bytes and tag are
+kept (web/rendered.py), builds no body; elsewhere the body is built to compute its hash.
 """
 
 from flask import Flask, Response, request
+from werkzeug.http import http_date
 
 CACHE_CONTROL = "private, no-cache"
+
+
+# What makes a request conditional (RFC 9110, 13.1); only such a request is compared.
+_CONDITIONS = ("If-None-Match", "If-Match", "If-Modified-Since", "If-Unmodified-Since")
 
 
 def _conditional(response: Response) -> Response:
@@ -18,7 +24,10 @@ def _conditional(response: Response) -> Response:
         and not response.is_streamed
     ):
         response.add_etag()
-        response.make_conditional(request)
+        if any(condition in request.headers for condition in _CONDITIONS):
+            response.make_conditional(request)
+        elif "Date" not in response.headers:  # as `make_conditional` adds it
+            response.headers["Date"] = http_date()
     response.headers["Cache-Control"] = CACHE_CONTROL
     return response
 

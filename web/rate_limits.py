@@ -25,10 +25,10 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from functools import partial
+from http import HTTPStatus
 
 import http_sf
-from flask import Flask, Response, g
+from flask import Flask, Response, current_app, g
 from flask_limiter import Limiter, RequestLimit
 from flask_limiter.util import get_remote_address
 from limits import RateLimitItem, parse, parse_many
@@ -104,11 +104,22 @@ def _counts(limiter: Limiter, several: set[str]) -> list[_Count]:
     return counts
 
 
-def _announce(limiter: Limiter, several: set[str], response: Response) -> Response:
+def _counted(response: Response) -> bool:
+    """Flask-Limiter's `deduct_when` for the token's budget: a 304 is not counted, so that
+    revalidating costs a client nothing (docs/api.md#conditional-requests)."""
+    return response.status_code != HTTPStatus.NOT_MODIFIED
+
+
+def _announce(response: Response) -> Response:
     """`RateLimit-Policy`, one item per policy that counted this request (its quota and
     window in seconds), and `RateLimit`, the one nearest to refusing: the refusing one on a
     429, else the one with the fewest requests left (its remaining count and the seconds
-    until its window resets)."""
+    until its window resets). Registered before Flask-Limiter's own hook, so that it runs
+    after it (Flask runs these hooks in reverse), once the request was counted or not."""
+    counting = current_app.extensions.get("rate_limit_counts")
+    if counting is None:
+        return response
+    limiter, several = counting
     try:
         counts = _counts(limiter, several)
     except StorageError:
@@ -151,7 +162,13 @@ def init_app(app: Flask) -> Limiter:
     # One budget per token for every endpoint together: Flask-Limiter's default limits would
     # give each endpoint a budget of its own, its application limits are shared by all.
     app.config["RATELIMIT_APPLICATION"] = app.config.pop("RATELIMIT_DEFAULT")
-    limiter = Limiter(rate_limit_key, app=app, on_breach=_count_refusal)
+    app.after_request(_announce)
+    limiter = Limiter(
+        rate_limit_key,
+        app=app,
+        on_breach=_count_refusal,
+        application_limits_deduct_when=_counted,
+    )
     limiter.request_filter(is_preflight)
     for blueprint in app.blueprints.values():
         if getattr(blueprint, "rate_limited", True) is False:
@@ -178,5 +195,5 @@ def init_app(app: Flask) -> Limiter:
             "feed": "RATELIMIT_FEED",
         }
         several = {name for name, key in settings.items() if len(parse_many(app.config[key])) > 1}
-        app.after_request(partial(_announce, limiter, several))
+        app.extensions["rate_limit_counts"] = (limiter, several)
     return limiter

@@ -132,3 +132,28 @@ def test_opening_feeds_has_a_policy_of_its_own(db, world):
     policies, nearest = _fields(second)
     assert policies == [("default", {"q": 10, "w": 60}), ("feed", {"q": 1, "w": 3600})]
     assert _reset_within(nearest, 3600) == [("feed", {"r": 0})]
+
+
+@pytest.mark.parametrize("path", ["/v1/bots/", "/v1/bots/counted/", "/v1/requests/"])
+def test_a_304_spends_nothing_of_the_budget_and_still_says_what_is_left(db, world, path):
+    """Revalidating is what a polling dashboard should do (docs/api.md#conditional-requests):
+    a matching `If-None-Match` leaves `RateLimit` where the 200 left it, and the next 200
+    is counted as usual."""
+    ada = world.user("Ada")
+    world.bot_request(bot=world.bot("counted"), created_by=ada)
+    token = bearer(world.token(user=ada))
+    client = _client(db, RATELIMIT_DEFAULT="5 per minute")
+
+    first = client.get(path, headers=token)
+    revalidated = [
+        client.get(path, headers={**token, "If-None-Match": first.headers["ETag"]})
+        for _ in range(6)
+    ]
+    then = client.get(path, headers=token)
+
+    assert first.status_code == 200 and then.status_code == 200
+    assert {response.status_code for response in revalidated} == {304}
+    for response in revalidated:
+        assert _reset_within(_fields(response)[1], 60) == [("default", {"r": 4})]
+        assert response.headers["X-RateLimit-Remaining"] == "4"
+    assert _reset_within(_fields(then)[1], 60) == [("default", {"r": 3})]
