@@ -52,6 +52,7 @@ except ConfigError as error:
     sys.exit(f"Error: {error.format_message()}")
 # gunicorn's own lines (start, workers, stop, its errors) as JSON, like the app's.
 logconfig_dict = logs.CONFIG
+logger_class = "web.gunicorn_worker.Logger"
 # gthread, with the errors gunicorn answers itself (414, 431, 400) in the JSON error body.
 worker_class = "web.gunicorn_worker.JSONErrorWorker"
 # The longest request line gunicorn serves (its default is 4,094 octets): HTTP asks servers

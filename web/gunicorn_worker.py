@@ -1,5 +1,5 @@
 """gunicorn's gthread worker, writing the JSON error body (docs/api.md, Errors) for its own errors,
-and ending the live feeds when it stops.
+and ending the live feeds when it stops; and gunicorn's logger, without an unwritten access line.
 
 A request line or headers too large, or a request that is not HTTP, never reaches Flask: the
 worker answers it with an HTML page from `gunicorn.util.write_error`. gunicorn has no hook for
@@ -11,8 +11,9 @@ every origin server's answer must carry (docs/api.md#errors); ours has.
 """
 
 import json
+import logging
 
-from gunicorn import util
+from gunicorn import glogging, util
 from gunicorn.workers.gthread import ThreadWorker
 
 from web.caching import CACHE_CONTROL
@@ -54,3 +55,13 @@ class JSONErrorWorker(ThreadWorker):
         feeds = getattr(self.wsgi, "extensions", {}).get("request_feeds")
         if feeds is not None:
             feeds.clear()
+
+
+class Logger(glogging.Logger):
+    """gunicorn's logger, which makes no access line where none is written: the app writes
+    one per request (web/request_log.py), and `runtime.logs` turns gunicorn's off, yet
+    gunicorn would format the line's every field for each request before the level drops it."""
+
+    def access(self, resp, req, environ, request_time) -> None:
+        if self.access_log.isEnabledFor(logging.INFO):
+            super().access(resp, req, environ, request_time)
