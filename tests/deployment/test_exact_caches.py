@@ -10,6 +10,8 @@ import signal
 import threading
 import time
 import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 import pymongo
@@ -101,6 +103,30 @@ def test_a_catalogue_change_reaches_every_worker_within_a_second(
         module_database.bots.update_one(slug, write)
 
     within_a_second(server, connections, paths[path], token, shown)
+
+
+def test_a_burst_right_after_each_rename_is_served_not_refused(server, module_database, stored):
+    """16 clients at once on the 2 workers ask the bot endpoints the moment a bot is renamed,
+    five times over: lookups waiting for the change stream's proof or for another request's
+    read hold no database permit, and the permits keep coming back, so nothing is refused
+    (docs/decisions/2026-11-29-busy-or-stalled.md)."""
+    bot = _catalogue(stored)
+    token = bearer(stored.token(user=stored.user("Ada")))
+    paths = [f"/v1/bots/{bot['slug']}/", f"/v1/bots/?name={bot['slug']}",
+             f"/v1/bots/?tags={bot['fun']}", "/v1/bots/?limit=100"]  # fmt: skip
+    answers = []
+    with ThreadPoolExecutor(16) as clients:
+        for round_ in range(5):
+            module_database.bots.update_one(
+                {"slug": bot["slug"]}, {"$set": {"name": f"Renamed {round_}"}}
+            )
+            answers += clients.map(
+                lambda n: (paths[n % 4], server.request("GET", paths[n % 4], token)[0]),
+                range(64),
+            )
+
+    refused = [(path, status) for path, status in answers if status != 200]
+    assert not refused, refused
 
 
 def _summaries_read(server) -> float:
@@ -386,9 +412,13 @@ def test_cached_endpoints_stay_cached_and_exact_while_uncached_load_keeps_the_da
     engine serves the heavy reads: the caches stay on, after the rename too, and never serve
     a stale answer. Answers asked before the write were in the caches, so none is refused;
     what the rename made a miss may be (admission control, docs/deployment.md)."""
+    # A heavy read has all the time it needs, as in `make bench`: on a slow machine a 5 s
+    # deadline turned every heavy request into a 503, and the database was then not busy.
     server = module_gunicorns(
-        {"METRICS_PORT": str(free_port()), "RATELIMIT_ENABLED": "false"}, threads=5
-    )
+        {"METRICS_PORT": str(free_port()), "RATELIMIT_ENABLED": "false",
+         "MONGODB_TIMEOUT_MS": "60000"},
+        threads=5,
+    )  # fmt: skip
     heavy, acme = stored.organization("Heavy"), stored.organization("Acme")
     bot = stored.db.bots.find_one({"_id": stored.bot(f"aaa-{uuid.uuid4().hex[:6]}", name="Aaa")})
     for n in range(12):
@@ -451,4 +481,6 @@ def test_cached_endpoints_stay_cached_and_exact_while_uncached_load_keeps_the_da
         if asked >= renamed + 1 and name != "organization"
     }
     assert late == {(200, "Aab")}, "a second after the write, never a stale answer"
-    assert {status for _, status, _ in load.answers["heavy"]} & {200}, "the heavy load ran"
+    heavy = [(status, body and body.get("message")) for _, status, body in load.answers["heavy"]]
+    served = [asked for asked, status, _ in load.answers["heavy"] if status == 200]
+    assert served and served[-1] >= writing, f"the heavy load ran to the end: {Counter(heavy)}"
