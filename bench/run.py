@@ -10,7 +10,8 @@ it unless its worker's token cache holds the caller (on by default, kept exact b
 stream). Then
 the rows that the exact caches serve (bot rows, and the request rows, whose callers and
 summaries they hold) once more, with the caches off; and each bot row's answer served by
-Eve over the same data (bench/eve.py), the anchor the bot rows are held to. One bot row,
+Eve over the same data (bench/eve.py), the anchor the bot rows are held to; and a cached bot
+by slug against a bare Flask app returning its bytes (bench/bare.py). One bot row,
 "bots list under load", is measured on every side while BUSY_CONNECTIONS read an
 organization's requests from the service without pause: uncached work that keeps the
 database busy, under which the caches must stay on. Then the cost of
@@ -90,6 +91,10 @@ TRACING_SAMPLERS = {
     "tenth": {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"},
 }
 BUSY_CONNECTIONS = 4
+# The rows measured against a bare Flask app returning the same bytes (bench/bare.py), in
+# alternating rounds (docs/performance.md#the-framework-under-it).
+BARE_ROWS = ("bot by slug",)
+BARE_ROUNDS = 4
 # Measured on one worker with none and with every feed slot held (docs/performance.md#live-feeds).
 HELD_ROWS = ("bot by slug", "one request")
 FEED_ROUNDS = 2
@@ -332,15 +337,27 @@ def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
 
 
 def measure_caches_off(
-    base: str, service: str, endpoint: Endpoint, rows: list, seconds, connections
+    db, base: str, service: str, endpoint: Endpoint, rows: list, seconds, connections
 ) -> None:
     """The row of `endpoint` gets its figures with the caches off, and on against off; a
-    row's busy load is asked of the `service`, as when it was measured there."""
+    row's busy load is asked of the `service`, as when it was measured there. Then its floor
+    with the caller's lookup, which a request makes with the token cache off, and the
+    caches-off rate against it."""
     row = _row(rows, endpoint)
     with busy(service, endpoint):
         row["caches_off"] = _again(base, endpoint, "caches off", seconds, connections)
     row["ratio_caches_on_off"] = _rate(row["http"]) / _rate(row["caches_off"])
-    print(f" caches on / off {row['ratio_caches_on_off']:.2f}", flush=True)
+    tokens, token_hash = TokenRepository(db), hash_token(endpoint.token)
+
+    def looked_up() -> None:
+        tokens.find(token_hash)
+        endpoint.floor()
+
+    with busy(service, endpoint):
+        row["floor_caches_off"] = floor(looked_up, row["seconds"], row["caches_off"]["connections"])
+    row["ratio_caches_off_floor"] = _rate(row["caches_off"]) / _rate(row["floor_caches_off"])
+    print(f" caches on / off {row['ratio_caches_on_off']:.2f}, off / floor with the lookup "
+          f"{row['ratio_caches_off_floor']:.2f}", flush=True)  # fmt: skip
 
 
 def measure_eve(
@@ -390,6 +407,39 @@ def measure_tracing(
     for side in traced:
         row[f"ratio_tracing_{side}_off"] = rates[side] / rates["off"]
         print(f" tracing {side} / off {rates[side] / rates['off']:.2f}", flush=True)
+
+
+def measure_bare(
+    uri: str, db, base: str, settings: dict, endpoint: Endpoint, rows: list, seconds, connections
+) -> None:
+    """The row of `endpoint` gets the figures of a bare Flask app returning the bytes the
+    service returns for it (bench/bare.py), in rounds alternating with the service, and the
+    service's rate against it."""
+    row = _row(rows, endpoint)
+    request = urllib.request.Request(
+        base + endpoint.path, headers={"Authorization": f"Bearer {endpoint.token}"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = VAR / "bare-body.json"
+        body.write_bytes(response.read())
+    env = {"BARE_BODY": str(body), "BARE_TOKEN": endpoint.token}
+    with servers.gunicorn(
+        uri,
+        db.name,
+        settings,
+        (endpoint.path, endpoint.token),
+        VAR / "bare.log",
+        env=env,
+        app="bench.bare:create_app()",
+    ) as bare:
+        rounds = {"service": [], "bare": []}
+        for _ in range(BARE_ROUNDS):
+            for side, server in (("service", base), ("bare", bare)):
+                rounds[side].append(_again(server, endpoint, side, seconds, connections))
+    rates = {side: full_speed(map(_rate, figures)) for side, figures in rounds.items()}
+    row["bare"] = {"rounds": rounds, "requests_per_s": rates}
+    row["ratio_bare"] = rates["service"] / rates["bare"]
+    print(f" service / bare Flask {row['ratio_bare']:.2f}", flush=True)
 
 
 def measure_feeds(uri: str, db, settings: dict, kinds: list[Endpoint], seconds, connections):
@@ -599,7 +649,7 @@ def main() -> None:
                 uri, db.name, gunicorn_settings, probe_off, log_off, env=CACHES_OFF
             ) as off:
                 for endpoint in uncached:
-                    measure_caches_off(off, base, endpoint, rows, seconds, connections)
+                    measure_caches_off(db, off, base, endpoint, rows, seconds, connections)
         traced = [endpoint for endpoint in kinds if endpoint.name in TRACED_ROWS]
         if traced:
             receiver = stack.enter_context(otlp_receiver.OtlpReceiver())
@@ -618,6 +668,8 @@ def main() -> None:
             for endpoint in traced:
                 measure_tracing(base, traced_servers, endpoint, rows, seconds, connections)
             print(f" the receiver got {len(receiver.spans())} spans", flush=True)
+        for endpoint in [endpoint for endpoint in kinds if endpoint.name in BARE_ROWS]:
+            measure_bare(uri, db, base, gunicorn_settings, endpoint, rows, seconds, connections)
         anchored = [endpoint for endpoint in kinds if endpoint.eve]
         if anchored:
             probe_eve = (anchored[0].eve, anchored[0].token)

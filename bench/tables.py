@@ -95,11 +95,12 @@ def caches() -> str:
         rows.append([
             row["endpoint"], _rate(row["http"]["requests_per_s"]),
             _rate(row["caches_off"]["requests_per_s"]), _ratio(row["ratio_caches_on_off"]),
+            _ratio(row.get("ratio_caches_off_floor")),
             _rate(eve["requests_per_s"]) if eve else "", _ratio(row.get("ratio_eve")),
             _ratio(row.get("ratio_eve_caches_off")),
         ])  # fmt: skip
-    header = ["row", "on req/s", "off req/s", "on / off", "Eve req/s", "on / Eve",
-              "off / Eve"]  # fmt: skip
+    header = ["row", "on req/s", "off req/s", "on / off", "off / floor", "Eve req/s",
+              "on / Eve", "off / Eve"]  # fmt: skip
     return _table(header, rows)
 
 
@@ -124,6 +125,16 @@ def tracing() -> str:
                      _ratio(row["ratio_tracing_tenth_off"])])  # fmt: skip
     header = ["row", "off req/s", "every trace req/s", "/ off", "1 in 10 req/s", "/ off"]
     return _table(header, rows)
+
+
+def framework() -> str:
+    rows = []
+    for row in _results("latest.json")["endpoints"]:
+        if "bare" in row:
+            rates = row["bare"]["requests_per_s"]
+            rows.append([row["endpoint"], _rate(rates["service"]), _rate(rates["bare"]),
+                         _ratio(row["ratio_bare"])])  # fmt: skip
+    return _table(["row", "service req/s", "bare Flask req/s", "service / bare"], rows)
 
 
 def feeds() -> str:
@@ -235,6 +246,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "caches": caches,
     "exports": exports,
     "tracing": tracing,
+    "framework": framework,
     "feeds": feeds,
     "scale": scale,
     "gunicorn": gunicorn,
