@@ -12,8 +12,11 @@ from werkzeug.http import http_date
 CACHE_CONTROL = "private, no-cache"
 
 
-# What makes a request conditional (RFC 9110, 13.1); only such a request is compared.
-_CONDITIONS = ("If-None-Match", "If-Match", "If-Modified-Since", "If-Unmodified-Since")
+# What makes a request conditional (RFC 9110, 13.1), as WSGI names the headers; only such a
+# request is compared.
+_CONDITIONS = (
+    "HTTP_IF_NONE_MATCH", "HTTP_IF_MATCH", "HTTP_IF_MODIFIED_SINCE", "HTTP_IF_UNMODIFIED_SINCE"
+)  # fmt: skip
 
 
 def _conditional(response: Response) -> Response:
@@ -24,7 +27,7 @@ def _conditional(response: Response) -> Response:
         and not response.is_streamed
     ):
         response.add_etag()
-        if any(condition in request.headers for condition in _CONDITIONS):
+        if any(condition in request.environ for condition in _CONDITIONS):
             response.make_conditional(request)
         elif "Date" not in response.headers:  # as `make_conditional` adds it
             response.headers["Date"] = http_date()
