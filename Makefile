@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install run serve db reset-db test test-fast lint format clean bench bench-scale bench-load \
+.PHONY: install run serve db reset-db test test-slow test-fast lint format clean bench bench-scale bench-load \
 	bench-caches soak wrk
 
 $(STAMP): pyproject.toml
@@ -39,8 +39,12 @@ db: $(STAMP)
 reset-db: $(STAMP)
 	$(BIN)/python scripts/run.py reset-db
 
+# Everything but the tests marked slow, which `test-slow` runs; CI runs both (.ci/run).
 test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4
+	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 -m "not slow" --durations=10
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 -m slow --durations=10
 
 # The inner loop: unit and API tests on mongomock only; no server, gunicorn or browser.
 test-fast: $(STAMP)

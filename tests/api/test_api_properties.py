@@ -131,6 +131,7 @@ def _selection_by_caller(query: dict) -> bool:
     return bool(set(str(query.get("fields", "")).split(",")) & _ADMIN_FIELDS)
 
 
+@pytest.mark.slow
 def test_api_conforms_to_its_openapi_document(populated_app):
     """Every operation of the document, each generated request sent once per caller kind.
 
