@@ -105,14 +105,16 @@ def _seconds_left() -> float:
     return started + current_app.config["MONGODB_TIMEOUT_MS"] / 1000 - time.perf_counter()
 
 
-def admit() -> None:
-    """Before the database work of a request: its permit, taken once and kept to its end.
+def admit(within: float | None = None) -> None:
+    """Before the database work of a request: its permit, taken once and kept to its end,
+    waited for up to what is left of its deadline (or `within` seconds, if fewer).
 
-    Raises DatabaseStalled, or DatabaseBusy when the request's deadline runs out first."""
+    Raises DatabaseStalled, or DatabaseBusy when the wait runs out first."""
     permits = current_app.extensions["database_permits"]
     if permits is None or g.get("database_permit"):
         return
-    permits.take(_seconds_left())
+    seconds = _seconds_left()
+    permits.take(seconds if within is None else min(seconds, within))
     g.database_permit = True
 
 

@@ -132,8 +132,8 @@ def admin_db() -> Database:
 
 def ping(timeout_seconds: float) -> None:
     """Ask the server to answer within `timeout_seconds`, server selection included, once
-    the request holds a permit (`admission`)."""
-    admission.admit()
+    the request holds a permit (`admission`), waited for within the same bound."""
+    admission.admit(within=timeout_seconds)
     with timeout(timeout_seconds):
         current_app.extensions["mongo"].admin.command("ping")
 

@@ -48,8 +48,11 @@ ANY = object()  # stands for every document of a collection, in a dependency
 # changes is not stored. Even a thousand changes a second leave a miss seconds to read.
 RECENT_CHANGES = 4096
 # How long a lookup waits for the stream's proof or for another request's read of its answer:
-# longer than either takes on a busy but healthy database.
-PATIENCE = 0.5
+# longer than either takes on a busy but healthy database, and shorter than admission's STALL,
+# so that requests holding a permit while they wait are never taken for a stalled database.
+PATIENCE = 0.25
+# How often a wait asks again whether the database is stalled (`before_wait`).
+_SLICE = 0.05
 
 
 class Stream(Protocol):
@@ -186,10 +189,17 @@ class ExactCache:
             return found, self._generation
 
     def _wait(self, until: Callable[[float], bool]) -> bool:
-        """No wait for a stalled database (`before_wait`): it would hold the thread a
-        liveness probe needs."""
-        self.before_wait()
-        return until(PATIENCE)
+        """`until(seconds)` for up to PATIENCE, in slices, asking before each whether the
+        database is stalled (`before_wait`, which raises): a stalled database holds no
+        thread here that a liveness probe needs."""
+        end = time.monotonic() + PATIENCE
+        while True:
+            self.before_wait()
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            if until(min(left, _SLICE)):
+                return True
 
     def _find(self, key) -> tuple[_Entry | None, int, threading.Event | None]:
         """The unexpired entry of `key`, the generation it is as of, and the end of a read

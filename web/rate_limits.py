@@ -159,6 +159,9 @@ def init_app(app: Flask) -> Limiter:
     app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
     app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"wrap_exceptions": True})
+    # A 200 is counted after its answer (`_counted`): the store failing then is logged, and
+    # the answer stands.
+    app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", True)
     # One budget per token for every endpoint together: Flask-Limiter's default limits would
     # give each endpoint a budget of its own, its application limits are shared by all.
     app.config["RATELIMIT_APPLICATION"] = app.config.pop("RATELIMIT_DEFAULT")

@@ -1,6 +1,8 @@
 """Admission control through the app: what takes a database permit, what a request that finds
 none gets, and that every request gives its permit back, whatever its answer."""
 
+import time
+
 import pytest
 from prometheus_client import REGISTRY
 
@@ -90,6 +92,20 @@ def test_looking_up_a_token_needs_a_permit_too(client, permit):
     assert client.get("/v1/bots/", headers=bearer("bcs_unknown")).status_code == 503
     permit.give_back()
     assert client.get("/v1/bots/", headers=bearer("bcs_unknown")).status_code == 401
+
+
+def test_readyz_waits_for_a_permit_no_longer_than_its_own_timeout(app, client):
+    """A busy worker's permit may come back within the request's deadline, but a probe gives
+    up sooner: READYZ_TIMEOUT_MS bounds the wait too."""
+    app.extensions["database_permits"] = permits = Permits(1, stall=None)
+    app.config["READYZ_TIMEOUT_MS"] = 100
+    permits.take(0)
+
+    started = time.monotonic()
+    response = client.get("/readyz")
+
+    assert_error(response, 503)
+    assert time.monotonic() - started < 1
 
 
 def test_readyz_needs_a_permit_for_its_ping(client, permit):

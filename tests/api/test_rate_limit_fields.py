@@ -157,3 +157,23 @@ def test_a_304_spends_nothing_of_the_budget_and_still_says_what_is_left(db, worl
         assert _reset_within(_fields(response)[1], 60) == [("default", {"r": 4})]
         assert response.headers["X-RateLimit-Remaining"] == "4"
     assert _reset_within(_fields(then)[1], 60) == [("default", {"r": 3})]
+
+
+def test_a_store_that_fails_between_check_and_count_does_not_fail_the_answer(
+    db, world, monkeypatch
+):
+    """A 200's count is taken after its answer (a 304 is not counted): the store failing
+    then, as Redis going away mid-request, leaves the answer a 200."""
+    from limits.errors import StorageError
+    from limits.strategies import RateLimiter
+
+    token = bearer(world.token(user=world.user("Ada")))
+    client = _client(db, RATELIMIT_DEFAULT="5 per minute")
+
+    def down(*args, **kwargs):
+        raise StorageError(ConnectionError("the store went away"))
+
+    for strategy in RateLimiter.__subclasses__():
+        monkeypatch.setattr(strategy, "hit", down, raising=False)
+
+    assert client.get("/v1/bots/", headers=token).status_code == 200
