@@ -100,9 +100,12 @@ def init_app(app: Flask) -> None:
 
 
 def _seconds_left() -> float:
-    """What is left of the request's deadline (MONGODB_TIMEOUT_MS, from its start)."""
+    """What is left of the request's deadline (MONGODB_TIMEOUT_MS, from its start), and at
+    least STALL: a streamed body's later batches read past it, each under a deadline of its
+    own (web/downloads.py)."""
     started = g.get("request_started", time.perf_counter())
-    return started + current_app.config["MONGODB_TIMEOUT_MS"] / 1000 - time.perf_counter()
+    left = started + current_app.config["MONGODB_TIMEOUT_MS"] / 1000 - time.perf_counter()
+    return max(left, STALL)
 
 
 def admit(within: float | None = None) -> None:

@@ -21,7 +21,8 @@ from flask import Response, current_app, stream_with_context
 from pymongo.errors import PyMongoError
 
 from runtime import database
-from web.metrics import count_database_error
+from runtime.admission import DatabaseBusy
+from web.metrics import ADMISSION_REFUSED, count_database_error
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,10 @@ def streamed(
         except PyMongoError as error:
             count_database_error(error)
             log.error("download cut short: %s", database.describe(error))
+            raise DownloadInterrupted(filename) from error
+        except DatabaseBusy as error:  # a later batch's read found no permit (admission)
+            ADMISSION_REFUSED.inc()
+            log.error("download cut short: %s", error)
             raise DownloadInterrupted(filename) from error
         finally:
             following.close()

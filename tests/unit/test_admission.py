@@ -179,3 +179,20 @@ def test_a_request_waits_no_longer_than_its_deadline(monkeypatch):
         waited = time.perf_counter() - g.request_started
 
     assert 0.1 <= waited < 5
+
+
+def test_a_read_past_the_request_deadline_still_waits_a_stall_for_its_permit():
+    """A streamed body's later batches read after the request's deadline, each under one of
+    its own (web/downloads.py): a busy worker's permit is waited for as long as STALL."""
+    app = _app(1)
+    app.extensions["database_permits"] = Permits(1, stall=None)
+    app.extensions["database_permits"].take(0)
+
+    with app.test_request_context():
+        g.request_started = time.perf_counter() - 3600
+        started = time.perf_counter()
+        with pytest.raises(DatabaseBusy):
+            admission.admit()
+        waited = time.perf_counter() - started
+
+    assert admission.STALL <= waited < 5
