@@ -39,12 +39,18 @@ db: $(STAMP)
 reset-db: $(STAMP)
 	$(BIN)/python scripts/run.py reset-db
 
+# One pytest worker more than the cores (at most 4): many tests wait on a server or gunicorn, and
+# an extra worker keeps the cores busy meanwhile (on 2 cores, 9.7 min against 11.5). Work
+# stealing, so that no worker ends the run alone with a queue of long tests.
+TEST_WORKERS := $(shell $(PYTHON) -c 'import os; print(min(len(os.sched_getaffinity(0)) + 1, 4))')
+PYTEST := $(BIN)/python -m pytest --numprocesses=$(TEST_WORKERS) --dist=worksteal --durations=10
+
 # Everything but the tests marked slow, which `test-slow` runs; CI runs both (.ci/run).
 test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 -m "not slow" --durations=10
+	$(PYTEST) -m "not slow"
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 -m slow --durations=10
+	$(PYTEST) -m slow
 
 # The inner loop: unit and API tests on mongomock only; no server, gunicorn or browser.
 test-fast: $(STAMP)
