@@ -34,7 +34,7 @@ from web import (
 _API_SETTINGS = {
     "API_TITLE": "Bot Catalogue Service",
     "API_VERSION": "1",
-    "OPENAPI_VERSION": "3.0.3",
+    "OPENAPI_VERSION": "3.1.0",
     **openapi.SETTINGS,
 }
 

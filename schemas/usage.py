@@ -11,8 +11,7 @@ from schemas.queries import StrictQuerySchema, built
 from schemas.query_fields import QueryText, QueryTimestamp
 
 _CREDITS = {
-    "type": "number",
-    "nullable": True,
+    "type": ["number", "null"],
     "description": "Credits charged (docs/api.md, Usage); null where a stored cost is no "
     "finite number.",
 }
@@ -24,9 +23,9 @@ _KEY = {
             "type": "object",
             "title": "UsageBotKey",
             "properties": {
-                "id": {"type": "string", "nullable": True},
-                "slug": {"type": "string", "nullable": True},
-                "name": {"type": "string", "nullable": True},
+                "id": {"type": ["string", "null"]},
+                "slug": {"type": ["string", "null"]},
+                "name": {"type": ["string", "null"]},
             },
             "required": ["id", "slug", "name"],
             "additionalProperties": False,
@@ -35,8 +34,8 @@ _KEY = {
             "type": "object",
             "title": "UsageUserKey",
             "properties": {
-                "id": {"type": "string", "nullable": True},
-                "name": {"type": "string", "nullable": True},
+                "id": {"type": ["string", "null"]},
+                "name": {"type": ["string", "null"]},
             },
             "required": ["id", "name"],
             "additionalProperties": False,

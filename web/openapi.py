@@ -12,8 +12,8 @@ and `web/blueprint.py` refers each operation to them. So are our fields' types.
 """
 
 import flask_smorest
+from apispec.ext.marshmallow.field_converter import make_type_list
 from flask import Flask
-from marshmallow import fields
 
 from runtime.bearer_tokens import QUERY_TOKEN
 from schemas.cursors import MAX_LENGTH as CURSOR_LENGTH
@@ -188,30 +188,13 @@ _REQUEST_ID = {
 }
 
 
-_NULL = {"type": "object", "nullable": True, "enum": [None]}
-
-
-def _nullable_reference(converter, field, ret: dict, **kwargs) -> dict:
-    """apispec attribute function: a nullable nested schema as "its reference, or null".
-
-    For OpenAPI 3.0, apispec writes `anyOf: [{type: object, nullable: true}, {$ref}]`, whose
-    first branch accepts any object: generated clients parse the summary into a shapeless
-    object. `{nullable: true, allOf: [{$ref}]}` reads well but means nothing in 3.0, where
-    `nullable` only widens a `type` beside it: validators refuse the null. The second branch
-    here is the null alone, which 3.0 can only say as an enum of it on a nullable type.
-    """
-    if not (isinstance(field, fields.Nested) and field.allow_none and "anyOf" in ret):
-        return {}
-    references = [branch for branch in ret.pop("anyOf") if "$ref" in branch]
-    return {"anyOf": [*references, _NULL]}
-
-
 def _missing_is_null(converter, field, ret: dict, **kwargs) -> dict:
     """apispec attribute function: a field that dumps null for a key the stored document
-    lacks is nullable, as sparse documents from another writer show it. A field with no
-    `type` (free-form content) already admits null, and `nullable` beside no type is void."""
-    if field.dump_default is None and "type" in ret:
-        return {"nullable": True}
+    lacks is nullable, as sparse documents from another writer show it: null joins its JSON
+    Schema type list. A field with no `type` (free-form content) already admits null."""
+    types = make_type_list(ret.get("type"))
+    if field.dump_default is None and types and "null" not in types:
+        return {"type": [*types, "null"]}
     return {}
 
 
@@ -273,6 +256,5 @@ def init_app(app: Flask, api: flask_smorest.Api) -> None:
     for field_class, *openapi_type in _FIELD_TYPES:
         api.register_field(field_class, *openapi_type)
     api.ma_plugin.converter.add_attribute_function(_field_constraints)
-    api.ma_plugin.converter.add_attribute_function(_nullable_reference)
     api.ma_plugin.converter.add_attribute_function(_missing_is_null)
     _register_components(api)

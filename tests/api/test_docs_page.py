@@ -1,4 +1,4 @@
-"""GET /docs: Swagger UI from the swagger-ui-bundle package, served by the app itself."""
+"""GET /docs: Swagger UI 5 from the flask-swagger-ui package's files, served by the app itself."""
 
 import subprocess
 import tempfile

@@ -1,10 +1,11 @@
 """The OpenAPI document: valid, and complete for every route the app serves."""
 
+import json
 import re
 from unittest.mock import ANY
 
 import pytest
-from openapi_schema_validator import OAS30Validator
+from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 
 # Routes that serve the documentation itself rather than the API.
@@ -148,28 +149,25 @@ def test_path_parameters_are_described(document):
 
 
 def test_nullable_summaries_are_their_schema_or_null(document):
-    """Said the way OpenAPI 3.0 validators honour: `nullable` beside a `type`, never alone."""
+    """JSON Schema's null beside the reference (OpenAPI 3.1), which generated clients read as
+    an optional summary rather than a shapeless object."""
     properties = document["components"]["schemas"]["BotRequest"]["properties"]
     assert properties["bot"] == {
-        "anyOf": [
-            {"$ref": "#/components/schemas/BotSummary"},
-            {"type": "object", "nullable": True, "enum": [None]},
-        ]
+        "anyOf": [{"$ref": "#/components/schemas/BotSummary"}, {"type": "null"}]
     }
-    validator = OAS30Validator({**properties["bot"], "components": document["components"]})
+    validator = OAS31Validator({**properties["bot"], "components": document["components"]})
     assert validator.is_valid(None) and not validator.is_valid({"other": "object"})
 
 
 def test_fields_of_stored_documents_are_nullable_or_free(document):
     """Another writer may leave out any key, which dumps as null; free-form content has no
-    type, so that a value of any type is documented."""
+    type, so that a value of any type is documented. OpenAPI 3.1 has no `nullable`: null is
+    one of a JSON Schema type list."""
     schemas = document["components"]["schemas"]
-    assert schemas["Bot"]["properties"]["name"] == {"type": "string", "nullable": True}
-    assert schemas["Bot"]["properties"]["creditCost"] == {"type": "number", "nullable": True}
+    assert schemas["Bot"]["properties"]["name"] == {"type": ["string", "null"]}
+    assert schemas["Bot"]["properties"]["creditCost"] == {"type": ["number", "null"]}
     assert "type" not in schemas["BotRequest"]["properties"]["response"]
-    for name, schema in schemas.items():
-        for key, value in schema.get("properties", {}).items():
-            assert "type" in value or "nullable" not in value, (name, key)
+    assert '"nullable"' not in json.dumps(document)
 
 
 def test_errors_carry_the_error_schema(document):
@@ -305,9 +303,9 @@ def test_custom_response_fields_are_mapped_to_openapi_types(document):
     # Another writer's ids need not be ObjectIds: no pattern is promised for them.
     assert schemas["Bot"]["properties"]["id"] == {"type": "string", "description": ANY}
     assert schemas["Bot"]["properties"]["id"]["description"].startswith("Usually 24")
-    assert schemas["BotRequest"]["properties"]["createdAt"]["type"] == "string"
+    assert schemas["BotRequest"]["properties"]["createdAt"]["type"] == ["string", "null"]
     assert schemas["BotRequest"]["properties"]["createdAt"]["format"] == "date-time"
-    assert schemas["Bot"]["properties"]["creditCost"]["type"] == "number"
+    assert schemas["Bot"]["properties"]["creditCost"]["type"] == ["number", "null"]
 
 
 def test_one_bot_is_either_the_detailed_or_the_public_view(document):
