@@ -1,11 +1,12 @@
-# Thin aliases; the README explains each target. Orchestration lives in scripts/run.py.
+# Thin aliases, each explained in docs/development.md#make-targets. Orchestration lives in
+# scripts/run.py.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install run serve db reset-db test test-slow test-fast lint format clean bench bench-scale bench-load \
+.PHONY: install run serve db reset-db test test-slow test-fast lint format docs clean bench bench-scale bench-load \
 	bench-caches soak wrk
 
 $(STAMP): pyproject.toml
@@ -78,6 +79,10 @@ bench-caches: $(STAMP)
 # How long `flask db load` takes on an export of BENCH_DOCUMENTS (50000), then `db init`.
 bench-load: $(STAMP)
 	$(BIN)/python -m bench.load
+
+# docs/openapi.json and the docs' generated regions, written from the code (scripts/reference.py).
+docs: $(STAMP)
+	$(BIN)/python -m scripts.reference
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

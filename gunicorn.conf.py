@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runtime.config import ConfigError, feed_connections, integer, optional_port
+from runtime.config import ConfigError, optional_port, server_settings_from_env
 
 _METRICS_DIR_PREFIX = "bot-catalogue-metrics-"
 
@@ -27,7 +27,8 @@ try:
     # set it themselves.
     if not os.environ.get("MONGODB_URI"):
         raise ConfigError("MONGODB_URI", "must be set to run under gunicorn (docs/deployment.md).")
-    host = os.environ.get("HOST") or "127.0.0.1"
+    server_settings = server_settings_from_env(os.environ)
+    host = server_settings["HOST"]
     metrics_port = optional_port(os.environ, "METRICS_PORT")
     # Workers write their figures to files there, for the master to sum (web/metrics.py).
     # Set before the app is imported: prometheus_client picks its storage on import. Kept when
@@ -42,12 +43,12 @@ try:
     checked = create_app({"TRACING": False})
     changes.warn_if_refused(checked)
     checked.extensions["mongo"].close()
-    bind = f"{host}:{integer(os.environ, 'PORT', 5000)}"
-    workers = integer(os.environ, "GUNICORN_WORKERS", 2, minimum=1)
+    bind = f"{host}:{server_settings['PORT']}"
+    workers = server_settings["GUNICORN_WORKERS"]
     # A thread for each live feed a worker serves, besides those of ordinary requests
     # (runtime/request_feeds.py).
-    threads = integer(os.environ, "GUNICORN_THREADS", 4, minimum=1) + feed_connections(os.environ)
-    timeout = integer(os.environ, "GUNICORN_TIMEOUT", 30)
+    threads = server_settings["GUNICORN_THREADS"] + server_settings["FEED_CONNECTIONS"]
+    timeout = server_settings["GUNICORN_TIMEOUT"]
 except ConfigError as error:
     sys.exit(f"Error: {error.format_message()}")
 # gunicorn's own lines (start, workers, stop, its errors) as JSON, like the app's.

@@ -259,3 +259,171 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "METRICS_PORT": optional_port(environ, "METRICS_PORT"),
         "TRACING": _tracing(environ),
     }
+
+
+# What each variable is for, in the order docs/configuration.md lists them: `make docs`
+# (scripts/reference.py) writes that page's tables from these and from the defaults that
+# `settings_from_env({})` and `server_settings_from_env({})` take, so none is typed by hand.
+MEANINGS = {
+    "MONGODB_URI": (
+        "The MongoDB deployment, with credentials and TLS options. Unset: the embedded "
+        "database of `make run`, `make serve` and `make db`; under gunicorn run directly "
+        "it must be set ([deployment](deployment.md#settings-checked-at-start))."
+    ),
+    "MONGODB_DB": "The database name.",
+    "MONGODB_TIMEOUT_MS": (
+        "The deadline, in ms, of all the database work of one request, authentication "
+        "included (`pymongo.timeout`); past it, a 503 "
+        "([deployment](deployment.md#faults-the-deadline-of-a-request)). Also the "
+        "driver's selection, connect and socket timeout."
+    ),
+    "MONGODB_ADMIN_TIMEOUT_MS": (
+        "How long one command of `flask db …` and `flask tokens …` may wait for its "
+        "answer, in ms; 0 is no limit (index builds and loads are never cut short by "
+        "`MONGODB_TIMEOUT_MS`)."
+    ),
+    "MONGODB_READ_PREFERENCE": (
+        "pymongo's read preference: `primary`, `primaryPreferred`, `secondary`, "
+        "`secondaryPreferred` or `nearest` ([deployment](deployment.md#database))."
+    ),
+    "READYZ_TIMEOUT_MS": (
+        "How long `/readyz` waits for the database's ping, in ms; never longer than "
+        "`MONGODB_TIMEOUT_MS`, the deadline of every request."
+    ),
+    "DATABASE_PERMITS": (
+        "Requests of one worker that may use the database at once, by default one fewer "
+        "than `GUNICORN_THREADS`; the others wait while permits come back "
+        "([admission](deployment.md#admission-control-a-stalled-database-never-holds-up-healthz))."
+        " Less than `GUNICORN_THREADS`; `0`: no limit."
+    ),
+    "RATELIMIT_ENABLED": (
+        "Rate limiting on or off (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`)."
+    ),
+    "RATELIMIT_DEFAULT": (
+        "Each token's budget (or each address's, without a token), in Flask-Limiter's "
+        "syntax, e.g. `1000 per hour;20 per second`."
+    ),
+    "RATELIMIT_STORAGE_URI": (
+        "Where the counts live: in each worker process, or `redis://host:6379/0` to share"
+        " them ([deployment](deployment.md#rate-limits-shared-by-every-worker-redis))."
+    ),
+    "RATELIMIT_AUTH_FAILURES": (
+        "Failed authentications allowed per client address, one limit; past it a failing "
+        "request gets 429 instead of 401. A valid token is never refused "
+        "([deployment](deployment.md#failed-authentications))."
+    ),
+    "RATELIMIT_EXPORT": (
+        "Each token's exports ([7.6](api.md#exports)), besides `RATELIMIT_DEFAULT`; an "
+        "export holds a worker thread while it streams "
+        "([deployment](deployment.md#exports))."
+    ),
+    "RATELIMIT_FEED": (
+        "Each token's live feeds opened ([live feed](api.md#live-feed)), besides "
+        "`RATELIMIT_DEFAULT`."
+    ),
+    "TRUSTED_PROXIES": (
+        "How many proxies in front of the app append to "
+        "`X-Forwarded-For`/`X-Forwarded-Proto`; the client address and scheme are read "
+        "from that many entries (Werkzeug's ProxyFix). `0` ignores the headers "
+        "([deployment](deployment.md#behind-proxies-the-client-address))."
+    ),
+    "CORS_ORIGINS": (
+        "Origins whose pages may call the API (`https://dash.example.com`, "
+        "comma-separated), or `*` ([API](api.md#browsers-on-other-origins))."
+    ),
+    "JWT_SECRET": "An HS256 secret (at least 32 bytes); enables JWTs.",
+    "JWT_PUBLIC_KEY": "A PEM public key (RSA, or EC P-256); enables JWTs. Not with `JWT_SECRET`.",
+    "JWT_AUDIENCE": (
+        "The `aud` a JWT must carry (an identity provider's API identifier). Unset, a JWT"
+        " carrying any `aud` is refused "
+        "([deployment](deployment.md#jwt-from-an-identity-provider))."
+    ),
+    "JWT_ISSUER": "The `iss` a JWT must carry. Unset, not checked.",
+    "TOKEN_CACHE_SECONDS": (
+        "The longest life of an entry in each worker's token cache, which a change stream"
+        " keeps exact; `0` turns it off ([deployment](deployment.md#the-exact-caches))."
+    ),
+    "TOKEN_CACHE_SIZE": (
+        "The tokens each worker's cache keeps, least recently used dropped first; `0`: off."
+    ),
+    "CATALOGUE_CACHE_SIZE": (
+        "The answers of the bot endpoints each worker keeps, kept exact by the same "
+        "change stream; `0`: off."
+    ),
+    "SUMMARY_CACHE_SIZE": (
+        "The summaries of bots, users and organizations each worker keeps for the bot "
+        "requests that nest them (about 1 to 2 KB each with the cache's bookkeeping: 20 "
+        "to 40 MB), kept exact by the same change stream; `0`: off, and every page reads "
+        "them from the database."
+    ),
+    "METRICS_PORT": (
+        "Serves Prometheus metrics on this port, on `HOST`; unset, there are no metrics "
+        "([deployment](deployment.md#metrics))."
+    ),
+    "OTEL_EXPORTER_OTLP_ENDPOINT": (
+        "OpenTelemetry's own: the collector's OTLP/HTTP base URL "
+        "(`http://collector:4318`); set, requests are traced "
+        "([deployment](deployment.md#tracing)). Other `OTEL_*` variables are the SDK's."
+    ),
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": (
+        "The same for traces alone, the full URL (`http://collector:4318/v1/traces`); "
+        "wins over the one above."
+    ),
+    "OTEL_SDK_DISABLED": "`true`: no tracing, whatever the endpoint.",
+    "OTEL_TRACES_EXPORTER": (
+        "`none`: no tracing, whatever the endpoint; with an endpoint set, any other value"
+        " but `otlp` stops the start."
+    ),
+    "OTEL_EXPORTER_OTLP_PROTOCOL": (
+        "The only protocol sent; another (`grpc`) stops the start rather than send nothing."
+    ),
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "The same for traces alone.",
+}
+SERVER_MEANINGS = {
+    "HOST": "The address the server listens on (`0.0.0.0` to accept other hosts).",
+    "PORT": "The port the server listens on.",
+    "EMBEDDED_DB_PORT": (
+        "The embedded database's port, when `MONGODB_URI` is unset. Another value is "
+        "passed on to the app as `MONGODB_URI`."
+    ),
+    "GUNICORN_WORKERS": "gunicorn worker processes.",
+    "GUNICORN_THREADS": (
+        "Threads per worker; the app reads it too, for the default of `DATABASE_PERMITS`."
+    ),
+    "FEED_CONNECTIONS": (
+        "Live feeds one worker serves at once, by default half of `GUNICORN_THREADS` (at "
+        "least 1), each on a thread besides `GUNICORN_THREADS`; one more is a 503 "
+        "([deployment](deployment.md#live-feeds))."
+    ),
+    "GUNICORN_TIMEOUT": "Seconds before a silent worker is restarted.",
+    "PROMETHEUS_MULTIPROC_DIR": (
+        "With `METRICS_PORT`: the folder where gunicorn's workers write their figures for"
+        " the master. Unset, gunicorn makes a new one at each start and removes it at "
+        "exit; set, it is used as it is ([deployment](deployment.md#metrics))."
+    ),
+}
+# Variables the app reads only to decide whether to trace, whose defaults are those of the
+# OpenTelemetry SDK, which reads them itself (`_tracing`).
+SDK_DEFAULTS = {
+    "OTEL_EXPORTER_OTLP_ENDPOINT": None,
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": None,
+    "OTEL_SDK_DISABLED": "false",
+    "OTEL_TRACES_EXPORTER": "otlp",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
+}
+
+
+def server_settings_from_env(environ: Mapping[str, str]) -> dict:
+    """The settings of what starts the servers: `make run`, `make serve` and `make db`
+    (scripts/run.py) and gunicorn (gunicorn.conf.py)."""
+    return {
+        "HOST": _text(environ, "HOST", "127.0.0.1"),
+        "PORT": integer(environ, "PORT", 5000),
+        "EMBEDDED_DB_PORT": integer(environ, "EMBEDDED_DB_PORT", 27018),
+        "GUNICORN_WORKERS": integer(environ, "GUNICORN_WORKERS", 2, minimum=1),
+        "GUNICORN_THREADS": integer(environ, "GUNICORN_THREADS", 4, minimum=1),
+        "FEED_CONNECTIONS": feed_connections(environ),
+        "GUNICORN_TIMEOUT": integer(environ, "GUNICORN_TIMEOUT", 30),
+        "PROMETHEUS_MULTIPROC_DIR": _text(environ, "PROMETHEUS_MULTIPROC_DIR"),
+    }

@@ -20,7 +20,7 @@ from pathlib import Path
 import dotenv
 from flask.helpers import get_load_dotenv
 
-from runtime.config import ConfigError, integer
+from runtime.config import ConfigError, server_settings_from_env
 from runtime.embedded_database import EmbeddedDatabase, StartError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,12 +175,12 @@ def _server_command(mode: str, host: str, port: int) -> list[str]:
 
 
 def run(mode: str) -> None:
-    host = os.environ.get("HOST") or "127.0.0.1"
-    port = integer(os.environ, "PORT", 5000)
+    settings = server_settings_from_env(os.environ)
+    host, port = settings["HOST"], settings["PORT"]
     env = dict(os.environ)
     database = None
     if not env.get("MONGODB_URI"):
-        database = LocalDatabase(integer(env, "EMBEDDED_DB_PORT", 27018))
+        database = LocalDatabase(settings["EMBEDDED_DB_PORT"])
     if mode == "db" and database is None:
         raise Stop("MONGODB_URI is set: `make db` runs the embedded database only without it.")
     if mode != "db" and not _port_is_free(host, port):
@@ -217,7 +217,7 @@ def run(mode: str) -> None:
 def reset_db() -> None:
     """`make reset-db`: the embedded database's data, and the demo tokens that name it, go;
     everything else in var/ and the installed tools stay. Refused while the database runs."""
-    pid = LocalDatabase(integer(os.environ, "EMBEDDED_DB_PORT", 27018)).running_pid()
+    pid = LocalDatabase(server_settings_from_env(os.environ)["EMBEDDED_DB_PORT"]).running_pid()
     if pid is not None:
         raise Stop(f"The embedded database runs (pid {pid}); stop it first, then reset it.")
     removed = [path for path in (DATA, TOKENS_FILE) if path.exists()]

@@ -23,18 +23,20 @@ from web.timing import elapsed_seconds
 
 REQUESTS = Histogram(
     "botcatalogue_http_request_duration_seconds",
-    "Seconds from a request's start to its response, by endpoint and status; "
-    "_count is the number of requests.",
+    "Seconds from a request's start to its response, by endpoint (the route, as "
+    "/v1/bots/<slug>/, or unmatched) and status; _count is the number of requests.",
     ["endpoint", "status"],
 )
 DATABASE_ERRORS = Counter(
     "botcatalogue_database_errors",
-    "Requests the database failed (answered 503, or 500), by pymongo's exception class.",
+    "Requests the database failed (answered 503, or 500; a failed /readyz too), by pymongo's "
+    "exception class.",
     ["error"],
 )
 RATE_LIMITED = Counter(
     "botcatalogue_rate_limited",
-    "Requests refused with 429, by the setting whose limit they reached.",
+    "Requests refused with 429, by the setting whose limit they reached: RATELIMIT_DEFAULT, "
+    "RATELIMIT_AUTH_FAILURES, RATELIMIT_EXPORT or RATELIMIT_FEED.",
     ["limit"],
 )
 

@@ -1,0 +1,130 @@
+"""`make docs`: the facts the code holds, written into the docs from the code, so that no page
+types them by hand (docs/development.md#generated-reference).
+
+- `docs/openapi.json`: the OpenAPI document the service serves at `GET /v1/openapi.json`.
+- The marked regions of the pages, `<!-- generated: NAME -->`, then what NAME's function of
+  REGIONS writes, then `<!-- end of generated -->`.
+
+tests/tooling/test_reference.py fails while a file or a region and the code disagree, and the
+docs' size cap (tests/tooling/test_docs_size.py) counts no generated region.
+"""
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import mongomock
+from prometheus_client import REGISTRY
+
+from app import create_app
+from runtime import config
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+OPENAPI_FILE = DOCS / "openapi.json"
+REGION = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- end of generated -->)", re.DOTALL)
+
+
+def served_openapi() -> dict:
+    """The document as the service serves it; it depends on no setting."""
+    app = create_app({"TESTING": True, "TRACING": False}, mongo_client=mongomock.MongoClient())
+    try:
+        return app.test_client().get("/v1/openapi.json").get_json()
+    finally:
+        app.extensions["changes"].stop()
+        app.extensions["request_feeds"].stream.stop()
+
+
+def openapi_text() -> str:
+    return json.dumps(served_openapi(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _shown(value) -> str:
+    """A setting's value as the environment would spell it."""
+    if value is None or value == ():
+        return "unset"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"`{value}`"
+
+
+def _settings_table(meanings: dict[str, str], defaults: dict) -> str:
+    rows = [[f"`{name}`", _shown(defaults[name]), meaning] for name, meaning in meanings.items()]
+    return _table(["variable", "default", "meaning"], rows)
+
+
+def app_settings() -> str:
+    """Every variable the app reads (runtime/config.py), with the default it takes."""
+    defaults = {**config.SDK_DEFAULTS, **config.settings_from_env({})}
+    return _settings_table(config.MEANINGS, defaults)
+
+
+def server_settings() -> str:
+    """The variables of what starts the servers (scripts/run.py, gunicorn.conf.py)."""
+    return _settings_table(config.SERVER_MEANINGS, config.server_settings_from_env({}))
+
+
+def metrics() -> str:
+    """Every metric of the service, as Prometheus names it, with its labels and help."""
+    rows = []
+    for family in sorted(REGISTRY.collect(), key=lambda family: family.name):
+        if not family.name.startswith("botcatalogue_"):
+            continue
+        suffix = "_total" if family.type == "counter" else ""
+        labels = _labels(family.name)
+        name = f"{family.name}{suffix}" + (f"{{{','.join(labels)}}}" if labels else "")
+        rows.append([f"`{name}`", family.type, family.documentation])
+    return _table(["metric", "type", "what it counts"], rows)
+
+
+def _labels(name: str) -> tuple[str, ...]:
+    collector = REGISTRY._names_to_collectors[name]
+    return tuple(collector._labelnames)
+
+
+REGIONS: dict[str, Callable[[], str]] = {
+    "app-settings": app_settings,
+    "server-settings": server_settings,
+    "metrics": metrics,
+}
+
+
+def pages() -> list[Path]:
+    return sorted([ROOT / "README.md", *DOCS.rglob("*.md")])
+
+
+def regenerated(text: str) -> str:
+    """`text` with every marked region written again from the code."""
+    return REGION.sub(lambda m: f"{m.group(1)}{REGIONS[m.group(2)]()}\n{m.group(4)}", text)
+
+
+def regions(text: str) -> list[str]:
+    return [match.group(2) for match in REGION.finditer(text)]
+
+
+def without_regions(text: str) -> str:
+    """What of a page is written by hand."""
+    return REGION.sub("", text)
+
+
+def main() -> None:
+    OPENAPI_FILE.write_text(openapi_text())
+    for page in pages():
+        text = page.read_text()
+        if regions(text):
+            page.write_text(regenerated(text))
+            print(f"wrote {', '.join(regions(text))} into {page.relative_to(ROOT)}")
+    print(f"wrote {OPENAPI_FILE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""The facts the code holds are written into the docs from the code (scripts/reference.py,
+`make docs`): this test fails while docs/openapi.json or a generated region of a page and the
+code disagree, and shows that each region follows what it is written from."""
+
+import json
+
+import pytest
+
+from runtime import config
+from scripts import reference
+from web import metrics
+
+
+@pytest.fixture(scope="module")
+def served():
+    return reference.served_openapi()
+
+
+def test_the_openapi_file_is_the_served_document_and_is_openapi_3_1(served):
+    assert json.loads(reference.OPENAPI_FILE.read_text()) == served, "run `make docs`"
+    assert served["openapi"].startswith("3.1.")
+
+
+def test_every_region_is_placed_once_and_as_the_code_writes_it():
+    placed = []
+    for page in reference.pages():
+        text = page.read_text()
+        placed += reference.regions(text)
+        assert reference.regenerated(text) == text, f"{page.name}: run `make docs`"
+    assert sorted(placed) == sorted(reference.REGIONS)
+
+
+def test_a_default_changed_in_the_code_changes_the_settings_table(monkeypatch):
+    before = reference.app_settings()
+    changed = {**config.settings_from_env({}), "MONGODB_TIMEOUT_MS": 7000}
+    monkeypatch.setattr(config, "settings_from_env", lambda environ: changed)
+
+    after = reference.app_settings()
+    assert "| `MONGODB_TIMEOUT_MS` | `5000` |" in before
+    assert "| `MONGODB_TIMEOUT_MS` | `7000` |" in after
+
+
+def test_a_server_default_changed_in_the_code_changes_its_table(monkeypatch):
+    changed = {**config.server_settings_from_env({}), "GUNICORN_WORKERS": 3}
+    monkeypatch.setattr(config, "server_settings_from_env", lambda environ: changed)
+
+    assert "| `GUNICORN_WORKERS` | `3` |" in reference.server_settings()
+
+
+def test_a_metrics_labels_are_read_from_the_metric(monkeypatch):
+    assert "`botcatalogue_rate_limited_total{limit}`" in reference.metrics()
+    monkeypatch.setattr(metrics.RATE_LIMITED, "_labelnames", ("limit", "scope"))
+
+    assert "`botcatalogue_rate_limited_total{limit,scope}`" in reference.metrics()
+
+
+def test_every_variable_the_app_reads_has_a_meaning():
+    read = set(config.settings_from_env({})) - {"TRACING"}
+    assert read <= set(config.MEANINGS) | set(config.SERVER_MEANINGS)
+    assert set(config.SDK_DEFAULTS) <= set(config.MEANINGS)
