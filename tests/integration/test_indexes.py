@@ -194,7 +194,8 @@ def captured(wire_uri, wire_client):
             commands.setdefault(repr(command), command)
     yield db, list(commands.values())
     client.close()
-    wire_client.drop_database(db.name)
+    # Not dropped: a database of its own on the session's throwaway server, which a drop
+    # would keep busy for seconds.
 
 
 def _has_collscan(plan) -> bool:
@@ -266,16 +267,17 @@ def test_no_query_scans_bots_or_requests(captured):
     }
     scanning = []
     for command in commands:
+        # The shapes judged by MongoDB's rules first: they need neither a plan nor a timing.
+        if _whole_catalogue_name_search(command) or _sorted_on_an_index(command):
+            continue
+        if _led_by_an_index(command):
+            continue
         explained = db.command({"explain": command, "verbosity": "queryPlanner"})
         if not _has_collscan(explained):
             continue
         collection = command[next(iter(command))]
         seconds = _seconds(db, command)
         if seconds * SCAN_FRACTION < scan[collection]:
-            continue
-        if _whole_catalogue_name_search(command) or _sorted_on_an_index(command):
-            continue
-        if _led_by_an_index(command):
             continue
         scanning.append(
             f"{seconds * 1000:.0f} ms (scan {scan[collection] * 1000:.0f} ms): {command}"
