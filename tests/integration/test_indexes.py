@@ -44,6 +44,10 @@ from tests.conftest import TEST_SETTINGS
 from tests.support.command_log import CommandLog
 from tests.support.factories import World, bearer
 
+# Thousands of documents, each query timed: a minute of the engine's CPU, so `make test-slow`
+# runs it (CI runs both tiers).
+pytestmark = pytest.mark.slow
+
 FILLER_BOTS = 6_000
 FILLER_REQUESTS = 15_000
 SCAN_FRACTION = 4
