@@ -18,7 +18,9 @@ import mongomock
 from prometheus_client import REGISTRY
 
 from app import create_app
+from repositories.indexes import INDEXES
 from runtime import config
+from web import errors, rate_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -91,10 +93,47 @@ def _labels(name: str) -> tuple[str, ...]:
     return tuple(collector._labelnames)
 
 
+def problem_types() -> str:
+    """Each kind of error (web/errors.py): its type's name, title, status and what comes with it."""
+    kinds = [(code, errors.problem_title(code)) for code in errors.TITLES]
+    kinds.insert(1, (400, errors.problem_title(400, unread=True)))
+    rows = [
+        [f"`{errors.problem_type(title).removeprefix(errors.PROBLEM_TYPES)}`", title, str(code),
+         errors.NOTES.get(title if title == errors.UNREADABLE_TITLE else code, "")]
+        for code, title in kinds
+    ]  # fmt: skip
+    return _table(["type", "title", "status", "notes"], rows)
+
+
+def rate_limit_policies() -> str:
+    """Each policy the rate-limit fields name (web/rate_limits.py), with its setting's default."""
+    defaults = config.settings_from_env({})
+    rows = [
+        [f"`{name}`", f"`{setting}`", _shown(defaults[setting]), counts]
+        for name, (setting, counts) in rate_limits.POLICIES.items()
+    ]
+    return _table(["policy", "setting", "default", "what it counts"], rows)
+
+
+def indexes() -> str:
+    """Every index `flask db init` makes (repositories/indexes.py)."""
+    rows = []
+    for collection, models in INDEXES.items():
+        for model in models:
+            document = model.document
+            keys = ", ".join(f"{field}: {order}" for field, order in document["key"].items())
+            options = sorted(key for key in document if key not in ("name", "key"))
+            rows.append([collection, f"`{document['name']}`", f"`{{{keys}}}`", ", ".join(options)])
+    return _table(["collection", "index", "keys", "options"], rows)
+
+
 REGIONS: dict[str, Callable[[], str]] = {
     "app-settings": app_settings,
     "server-settings": server_settings,
     "metrics": metrics,
+    "problem-types": problem_types,
+    "rate-limit-policies": rate_limit_policies,
+    "indexes": indexes,
 }
 
 

@@ -55,7 +55,7 @@ PROBLEM_TYPES = "tag:bot-catalogue-service,2026:problems/"
 PROBLEM_JSON = "application/problem+json"
 # Each kind's title, fixed here rather than taken from `HTTPStatus`, whose phrases change
 # between Python versions (414's became "URI Too Long"): a type never changes.
-_TITLES = {
+TITLES = {
     400: "Invalid parameters",
     401: "Unauthorized",
     403: "Forbidden",
@@ -70,14 +70,31 @@ _TITLES = {
     501: "Not Implemented",
     503: "Service Unavailable",
 }
-_UNREADABLE_TITLE = "Malformed request"
+UNREADABLE_TITLE = "Malformed request"
+# What comes with each kind besides its body, for docs/api.md#problem-types (`make docs`).
+NOTES = {
+    400: "a parameter unknown, repeated or invalid",
+    UNREADABLE_TITLE: "gunicorn could not read the request",
+    401: "`WWW-Authenticate: Bearer`",
+    404: "unknown, or not visible to the caller",
+    405: "`Allow`",
+    410: "a live feed resumed after its history",
+    414: "over 8,190 octets; `Connection: close`",
+    417: "`Connection: close`",
+    429: "`Retry-After`",
+    431: "`Connection: close`",
+    500: "logged with its request id",
+    501: "`Connection: close`",
+    503: "the database, or [admission control](deployment.md#admission-control-a-stalled-"
+    "database-never-holds-up-healthz); `Retry-After: 1`",
+}
 
 
 def problem_title(code: int, unread: bool = False) -> str:
     """A status we have no kind for (a newer gunicorn's) gets its phrase."""
     if unread and code == 400:
-        return _UNREADABLE_TITLE
-    return _TITLES.get(code) or HTTPStatus(code).phrase
+        return UNREADABLE_TITLE
+    return TITLES.get(code) or HTTPStatus(code).phrase
 
 
 def problem_type(title: str) -> str:

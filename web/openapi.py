@@ -23,6 +23,7 @@ from schemas.query_fields import CommaSeparatedIds, ObjectIdString, QueryText, S
 from schemas.selection import FieldSelection
 from web.caching import CACHE_CONTROL
 from web.errors import PROBLEM_JSON, status_message
+from web.rate_limits import POLICIES
 from web.request_ids import HEADER as REQUEST_ID_HEADER
 from web.request_ids import PATTERN as REQUEST_ID_PATTERN
 
@@ -83,6 +84,7 @@ def _header(description: str, **schema) -> dict:
     return {"description": description, "schema": schema}
 
 
+_POLICY_NAMES = ", ".join(f"`{name}`" for name in POLICIES)
 _HEADERS = {
     "X_REQUEST_ID": _header(
         "The request's id: the caller's own when it is 1-128 letters, digits and `-_.:`, "
@@ -105,9 +107,9 @@ _HEADERS = {
     ),
     "RATELIMIT_POLICY": _header(
         "Each policy that counted this request (draft-ietf-httpapi-ratelimit-headers, an RFC "
-        "8941 list): its name (`default`, `export` or `auth-failures`, with its window, as "
-        "`default-60s`, when a setting holds several limits), `q` its quota and `w` its window "
-        'in seconds, e.g. `"default";q=600;w=60`.',
+        f"8941 list): its name (one of {_POLICY_NAMES}; with its window, as `default-60s`, when a "
+        "setting holds several limits), `q` its quota and `w` its window in seconds, e.g. "
+        '`"default";q=600;w=60`.',
         type="string",
     ),
     "RATELIMIT": _header(

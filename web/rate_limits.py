@@ -44,7 +44,19 @@ log = logging.getLogger(__name__)
 
 EXPORT_SCOPE = "export"
 FEED_SCOPE = "feed"
+AUTH_FAILURES = "auth-failures"
 _POLICIES = {EXPORT_SCOPE: "export", FEED_SCOPE: "feed"}
+# Each policy `RateLimit-Policy` names: the setting of its limit, and what it counts
+# (docs/api.md#rate-limits, written from here by `make docs`).
+POLICIES = {
+    "default": ("RATELIMIT_DEFAULT", "every request of a token, or of an address without one"),
+    "export": ("RATELIMIT_EXPORT", "a token's exports, besides `default`"),
+    "feed": (
+        "RATELIMIT_FEED",
+        "a token's live feeds opened (each reconnect too), besides `default`",
+    ),
+    AUTH_FAILURES: ("RATELIMIT_AUTH_FAILURES", "an address's failed authentications"),
+}
 
 
 def rate_limit_key() -> str:
@@ -71,7 +83,7 @@ class _Count:
 def _count_failed_authentication(app: Flask, **extra) -> None:
     """Past the address's budget the failure is refused with 429, through `errors`' body."""
     limiter, budget = app.extensions["auth_failure_budget"]
-    keys = ("auth-failures", get_remote_address())
+    keys = (AUTH_FAILURES, get_remote_address())
     # The strategy in use: the shared storage's, or the in-memory fallback's while it is down.
     strategy = limiter.limiter
     try:
@@ -80,7 +92,7 @@ def _count_failed_authentication(app: Flask, **extra) -> None:
     except StorageError:
         log.warning("rate-limit storage failed: this failed authentication was not counted")
         return
-    g.auth_failure_count = _Count("auth-failures", budget, remaining, reset_at, not allowed)
+    g.auth_failure_count = _Count(AUTH_FAILURES, budget, remaining, reset_at, not allowed)
     if allowed:
         return
     RATE_LIMITED.labels(limit="RATELIMIT_AUTH_FAILURES").inc()

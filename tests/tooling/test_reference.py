@@ -5,10 +5,12 @@ code disagree, and shows that each region follows what it is written from."""
 import json
 
 import pytest
+from pymongo import IndexModel
 
+from repositories import indexes
 from runtime import config
 from scripts import reference
-from web import metrics
+from web import errors, metrics, rate_limits
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +54,30 @@ def test_a_metrics_labels_are_read_from_the_metric(monkeypatch):
     monkeypatch.setattr(metrics.RATE_LIMITED, "_labelnames", ("limit", "scope"))
 
     assert "`botcatalogue_rate_limited_total{limit,scope}`" in reference.metrics()
+
+
+def test_a_problem_type_added_in_the_code_is_listed(monkeypatch):
+    monkeypatch.setitem(errors.TITLES, 409, "Conflict")
+    monkeypatch.setitem(errors.NOTES, 409, "a write that lost a race")
+
+    assert "| `conflict` | Conflict | 409 | a write that lost a race |" in reference.problem_types()
+
+
+def test_a_rate_limit_policy_follows_its_setting(monkeypatch):
+    changed = {**config.settings_from_env({}), "RATELIMIT_FEED": "10 per hour"}
+    monkeypatch.setattr(config, "settings_from_env", lambda environ: changed)
+    monkeypatch.setitem(rate_limits.POLICIES, "usage", ("RATELIMIT_EXPORT", "usage summaries"))
+
+    table = reference.rate_limit_policies()
+    assert "| `feed` | `RATELIMIT_FEED` | `10 per hour` |" in table
+    assert "| `usage` | `RATELIMIT_EXPORT` | `30 per hour` | usage summaries |" in table
+
+
+def test_an_index_added_in_the_code_is_listed(monkeypatch):
+    added = IndexModel([("label", 1)], unique=True)
+    monkeypatch.setitem(indexes.INDEXES, "tokens", [*indexes.INDEXES["tokens"], added])
+
+    assert "| tokens | `label_1` | `{label: 1}` | unique |" in reference.indexes()
 
 
 def test_every_variable_the_app_reads_has_a_meaning():
