@@ -43,6 +43,7 @@ try:
     checked = create_app({"TRACING": False})
     changes.warn_if_refused(checked)
     checked.extensions["mongo"].close()
+    metrics_host = checked.config["METRICS_HOST"]
     bind = f"{host}:{server_settings['PORT']}"
     workers = server_settings["GUNICORN_WORKERS"]
     # A thread for each live feed a worker serves, besides those of ordinary requests
@@ -73,7 +74,7 @@ def when_ready(server) -> None:
     """The master alone holds the metrics port; workers only write their figures."""
     if metrics_port:
         try:
-            metrics.serve_workers(metrics_port, host)
+            metrics.serve_workers(metrics_port, metrics_host)
         except ConfigError as error:
             sys.exit(f"Error: {error.format_message()}")
 

@@ -257,6 +257,9 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "CATALOGUE_CACHE_SIZE": integer(environ, "CATALOGUE_CACHE_SIZE", 1000),
         "SUMMARY_CACHE_SIZE": integer(environ, "SUMMARY_CACHE_SIZE", 20000),
         "METRICS_PORT": optional_port(environ, "METRICS_PORT"),
+        # Its own, not HOST's: a service opened to a load balancer (HOST=0.0.0.0) must not
+        # open its unauthenticated metrics with it.
+        "METRICS_HOST": _text(environ, "METRICS_HOST", "127.0.0.1"),
         "TRACING": _tracing(environ),
     }
 
@@ -357,8 +360,12 @@ MEANINGS = {
         "them from the database."
     ),
     "METRICS_PORT": (
-        "Serves Prometheus metrics on this port, on `HOST`; unset, there are no metrics "
-        "([deployment](deployment.md#metrics))."
+        "Serves Prometheus metrics on this port, on `METRICS_HOST`, without authentication; "
+        "unset, there are no metrics ([deployment](deployment.md#metrics))."
+    ),
+    "METRICS_HOST": (
+        "The address the metrics listen on: loopback unless you open it, whatever `HOST` "
+        "is (`0.0.0.0` for a scraper on another host; then firewall the port)."
     ),
     "OTEL_EXPORTER_OTLP_ENDPOINT": (
         "OpenTelemetry's own: the collector's OTLP/HTTP base URL "

@@ -73,21 +73,19 @@ def serve_workers(port: int, host: str) -> None:
     _listen(port, host, registry)
 
 
-def _flask_run_host() -> str | None:
-    """The host `flask run` serves on, in the process that serves; None anywhere else.
+def _serves_flask_run() -> bool:
+    """Whether this process is the one `flask run` serves from.
 
     With the reloader, Flask builds the app in the watching process too, which never serves:
     only its child (`is_running_from_reloader`) may hold the port.
     """
     context = click.get_current_context(silent=True)
     if context is None or context.command.name != "run":
-        return None
+        return False
     reloading = context.params["reload"]
     if reloading is None:
         reloading = get_debug_flag()
-    if reloading and not is_running_from_reloader():
-        return None
-    return context.params["host"]
+    return not reloading or is_running_from_reloader()
 
 
 def init_app(app: Flask) -> None:
@@ -96,6 +94,5 @@ def init_app(app: Flask) -> None:
     if port is None:
         return
     request_finished.connect(_finished, app)
-    host = _flask_run_host()
-    if host is not None:
-        _listen(port, host, REGISTRY)
+    if _serves_flask_run():
+        _listen(port, app.config["METRICS_HOST"], REGISTRY)

@@ -294,3 +294,21 @@ def test_other_flask_commands_leave_the_metrics_port_alone(wire_uri, wire_db):
         )
 
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "settings, listening",
+    [({}, "127.0.0.1"), ({"METRICS_HOST": "0.0.0.0"}, "0.0.0.0")],
+    ids=["loopback by default", "opened on purpose"],
+)
+def test_the_metrics_listen_on_metrics_host_whatever_host_is(gunicorn, settings, listening):
+    """A service opened to a load balancer (HOST=0.0.0.0) keeps its unauthenticated metrics
+    on the loopback unless METRICS_HOST opens them too."""
+    metrics_port = free_port()
+    server = gunicorn({"HOST": "0.0.0.0", "METRICS_PORT": str(metrics_port), **settings}, workers=1)
+    bound = {
+        connection.laddr.ip
+        for connection in psutil.Process(server.master_pid).net_connections(kind="tcp")
+        if connection.status == psutil.CONN_LISTEN and connection.laddr.port == metrics_port
+    }
+    assert bound == {listening}

@@ -66,6 +66,10 @@ class GunicornServer:
         except OSError:
             return False
 
+    @property
+    def master_pid(self) -> int:
+        return self._process.pid
+
     def worker_pids(self) -> set[int]:
         return {child.pid for child in psutil.Process(self._process.pid).children()}
 
