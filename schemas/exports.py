@@ -15,9 +15,9 @@ from marshmallow.validate import OneOf
 from domain.errors import InvalidParameter
 from repositories.bot_requests import BotRequestListQuery
 from schemas.bot_requests import BotRequestSchema
-from schemas.periods import period
+from schemas.periods import MAX_PERIOD_DAYS, PERIOD_DAYS, period
 from schemas.queries import RequestFiltersSchema
-from schemas.query_fields import ObjectIdString, QueryText
+from schemas.query_fields import ObjectIdString, QueryText, QueryTimestamp
 from schemas.selection import FieldSelection, names, outside, stored_paths
 
 # Requests per batch: one keyset page, read within the request deadline, held at a time.
@@ -95,6 +95,20 @@ class RequestExportQuerySchema(RequestFiltersSchema):
         description="Comma-separated names to export (`id` always is): in NDJSON the item's "
         f"fields ({', '.join(ITEM_FIELDS)}), in CSV its columns ({', '.join(COLUMNS)}). Empty "
         "or left out: all.",
+    )
+    created_from = QueryTimestamp(
+        data_key="createdFrom",
+        metadata={
+            "description": "The period's start (inclusive): ISO 8601 with `Z` or an offset, or "
+            f"a date alone for midnight UTC; by default {PERIOD_DAYS} days before `createdTo`."
+        },
+    )
+    created_to = QueryTimestamp(
+        data_key="createdTo",
+        metadata={
+            "description": "The period's end (exclusive), written as `createdFrom`; by default "
+            f"now. At most {MAX_PERIOD_DAYS} days after `createdFrom`."
+        },
     )
     format = QueryText(
         validate=OneOf(FORMATS),

@@ -9,6 +9,7 @@ tests/tooling/test_reference.py fails while a file or a region and the code disa
 docs' size cap (tests/tooling/test_docs_size.py) counts no generated region.
 """
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from prometheus_client import REGISTRY
 from app import create_app
 from repositories.indexes import INDEXES
 from runtime import config
+from scripts import examples
 from web import errors, rate_limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +30,7 @@ OPENAPI_FILE = DOCS / "openapi.json"
 REGION = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- end of generated -->)", re.DOTALL)
 
 
+@functools.cache
 def served_openapi() -> dict:
     """The document as the service serves it; it depends on no setting."""
     app = create_app({"TESTING": True, "TRACING": False}, mongo_client=mongomock.MongoClient())
@@ -43,8 +46,9 @@ def openapi_text() -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table; a `|` in a cell is escaped, as it would end the cell."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -127,6 +131,37 @@ def indexes() -> str:
     return _table(["collection", "index", "keys", "options"], rows)
 
 
+def _allowed(schema: dict) -> str:
+    if "enum" in schema:
+        return ", ".join(f"`{value}`" for value in schema["enum"])
+    if "maximum" in schema:
+        return f"{schema.get('minimum', '')} to {schema['maximum']}"
+    if "minimum" in schema:
+        return f"{schema['minimum']} or more"
+    return schema.get("format", "")
+
+
+def _default(schema: dict) -> str:
+    """A parameter's default, where its schema states one; else its meaning says it."""
+    return f"`{schema['default']}`" if "default" in schema else ""
+
+
+def _parameters(path: str) -> Callable[[], str]:
+    """The query parameters of `path`'s GET, as the served OpenAPI document describes them."""
+
+    def table() -> str:
+        operation = served_openapi()["paths"][path]["get"]
+        rows = [
+            [f"`{parameter['name']}`", _default(parameter["schema"]),
+             _allowed(parameter["schema"]), parameter.get("description", "")]
+            for parameter in operation["parameters"]
+            if parameter.get("in") == "query"
+        ]  # fmt: skip
+        return _table(["parameter", "default", "values", "meaning"], rows)
+
+    return table
+
+
 REGIONS: dict[str, Callable[[], str]] = {
     "app-settings": app_settings,
     "server-settings": server_settings,
@@ -134,7 +169,17 @@ REGIONS: dict[str, Callable[[], str]] = {
     "problem-types": problem_types,
     "rate-limit-policies": rate_limit_policies,
     "indexes": indexes,
+    "list-parameters": _parameters("/v1/requests/"),
+    "export-parameters": _parameters("/v1/requests/export"),
+    "feed-parameters": _parameters("/v1/requests/feed"),
+    # Worked examples (scripts/examples.py), all from one app over the demo data.
+    **{name: functools.partial(lambda name: _examples()[name], name) for name in examples.EXAMPLES},
 }
+
+
+@functools.cache
+def _examples() -> dict[str, str]:
+    return examples.written()
 
 
 def pages() -> list[Path]:
