@@ -124,11 +124,12 @@ _HEADERS = {
         "`attachment`, with a file name naming the scope and the period.", type="string"
     ),
     "LINK": _header(
-        "Links to the `first`, `prev`, `next` and `last` pages (RFC 8288, as GitHub sends "
-        "them): this request's URL with only `page` changed. `prev` is absent on page 1, "
-        "`next` on the last page and beyond, `last` when nothing matches or nothing was "
-        "counted (`count=none`). Keyset pages have `first` (without `cursor`) and, while "
-        "there is a next page, `next` (with its `cursor`).",
+        "Links to other pages (RFC 8288, as GitHub sends them). Offset pages: `first`, "
+        "`prev`, `next` and `last`, each this request's URL with only `page` changed; `prev` "
+        "is left out on page 1, `next` on the last page and beyond, and `last` when nothing "
+        "matches or nothing was counted (`count=none`). Keyset pages: `first` (this URL "
+        "without `cursor`) and, while there is a next page, `next` (with its `cursor`), the "
+        "same page `nextCursor` names.",
         type="string",
     ),
 }
