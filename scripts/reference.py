@@ -9,6 +9,7 @@ tests/tooling/test_reference.py fails while a file or a region and the code disa
 docs' size cap (tests/tooling/test_docs_size.py) counts no generated region.
 """
 
+import ast
 import functools
 import json
 import re
@@ -131,6 +132,40 @@ def indexes() -> str:
     return _table(["collection", "index", "keys", "options"], rows)
 
 
+# Where the service's own log records are made: a module's `log = logging.getLogger(...)`.
+_LOGGED = ("web", "runtime", "access", "blueprints", "repositories", "schemas", "commands")
+_LEVELS = {"debug": "DEBUG", "info": "INFO", "warning": "WARNING", "error": "ERROR",
+           "exception": "ERROR", "critical": "CRITICAL"}  # fmt: skip
+_PLACEHOLDER = re.compile(r"%(?:\.\d+)?[sdfr]")
+
+
+def _logger_name(tree: ast.Module, module: str) -> str | None:
+    """The name given to `logging.getLogger` in a module: `__name__` is the module's."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "getLogger":
+            [argument] = node.args
+            return module if isinstance(argument, ast.Name) else argument.value
+    return None
+
+
+def log_records() -> str:
+    """Every record the service's own code logs: its logger, level and message, with `<…>`
+    where the message takes a value (read from the source, so none is missed)."""
+    rows = []
+    for path in sorted(p for folder in _LOGGED for p in (ROOT / folder).rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        logger = _logger_name(tree, module)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            target, level = node.func.value, _LEVELS.get(node.func.attr)
+            if level and isinstance(target, ast.Name) and target.id == "log" and logger:
+                message = node.args[0].value if isinstance(node.args[0], ast.Constant) else "…"
+                rows.append((f"`{logger}`", level, f"`{_PLACEHOLDER.sub('<…>', message)}`"))
+    return _table(["logger", "level", "message"], [list(row) for row in dict.fromkeys(rows)])
+
+
 def _allowed(schema: dict) -> str:
     if "enum" in schema:
         return ", ".join(f"`{value}`" for value in schema["enum"])
@@ -169,6 +204,7 @@ REGIONS: dict[str, Callable[[], str]] = {
     "problem-types": problem_types,
     "rate-limit-policies": rate_limit_policies,
     "indexes": indexes,
+    "log-records": log_records,
     "list-parameters": _parameters("/v1/requests/"),
     "export-parameters": _parameters("/v1/requests/export"),
     "feed-parameters": _parameters("/v1/requests/feed"),

@@ -84,3 +84,16 @@ def test_every_variable_the_app_reads_has_a_meaning():
     read = set(config.settings_from_env({})) - {"TRACING"}
     assert read <= set(config.MEANINGS) | set(config.SERVER_MEANINGS)
     assert set(config.SDK_DEFAULTS) <= set(config.MEANINGS)
+
+
+def test_a_log_record_added_in_the_code_is_listed(monkeypatch, tmp_path):
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "quotas.py").write_text(
+        "import logging\n\nlog = logging.getLogger(__name__)\n\n\n"
+        "def spent(n):\n    log.warning('quota spent by %s callers', n)\n"
+    )
+    monkeypatch.setattr(reference, "ROOT", tmp_path)
+
+    assert reference.log_records().splitlines()[2:] == [
+        "| `web.quotas` | WARNING | `quota spent by <…> callers` |"
+    ]
