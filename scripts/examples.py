@@ -25,13 +25,14 @@ from app import create_app
 from commands import demo
 from repositories.token_admin import TokenAdmin
 from runtime.bearer_tokens import hash_token
+from runtime.database import admin_db
 from runtime.embedded_database import EmbeddedDatabase
 
 NOW = dt.datetime(2026, 11, 24)
 BASE_URL = "http://127.0.0.1:5000"
 # The member's token as the examples spell it; the app is given its hash.
 TOKEN = "$TOKEN"
-SHOWN_HEADERS = ("ETag", "Link", "RateLimit-Policy")
+SHOWN_HEADERS = ("Content-Type", "Content-Disposition", "ETag", "Link", "RateLimit-Policy")
 
 
 @contextlib.contextmanager
@@ -82,6 +83,10 @@ def _exchange(path: str, headers: dict, response: TestResponse, keep: int | None
     lines += ["", f"HTTP/1.1 {response.status_code} {HTTPStatus(response.status_code).phrase}"]
     shown = [*SHOWN_HEADERS, *(["X-Request-ID"] if "X-Request-ID" in headers else [])]
     lines += [f"{name}: {response.headers[name]}" for name in shown if name in response.headers]
+    if not response.is_json and response.data:
+        # CSV's CRLF line ends shown as the page's own.
+        lines += ["", response.get_data(as_text=True).replace("\r\n", "\n").rstrip("\n")]
+        return "\n".join(lines)
     body = response.get_json(silent=True)
     if body is not None:
         if keep is not None and isinstance(body.get("results"), list):
@@ -118,11 +123,32 @@ def conditional_request(client: FlaskClient) -> str:
     return session.text()
 
 
+def export(client: FlaskClient) -> str:
+    session = _Session(client)
+    period = "createdFrom=2026-11-22T00:00:00Z&createdTo=2026-11-24T00:00:00Z"
+    session.get(f"/v1/requests/export?format=csv&fields=id,botSlug,createdAt&{period}")
+    return session.text()
+
+
+def db_init_again(client: FlaskClient) -> str:
+    """`flask db init` run a second time, on a database where the writer of the tokens had
+    made its own unique index of their hash: the first run's lines name build times."""
+    app = client.application
+    with app.app_context():
+        admin_db().tokens.create_index("tokenHash", unique=True, name="writer_token_hash")
+    runner = app.test_cli_runner()
+    runner.invoke(args=["db", "init"])
+    again = runner.invoke(args=["db", "init"])
+    return "```text\n$ flask db init\n" + again.output.rstrip("\n") + "\n```"
+
+
 EXAMPLES: dict[str, Callable[[FlaskClient], str]] = {
     "example-keyset-pages": keyset_pages,
     "example-offset-pages": offset_pages,
     "example-invalid-parameters": invalid_parameters,
     "example-conditional-request": conditional_request,
+    "example-export": export,
+    "example-db-init": db_init_again,
 }
 
 
