@@ -176,6 +176,19 @@ def _is_origin(text: str) -> bool:
     return text == f"{url.scheme}://{host}" + ("" if port is None else f":{port}")
 
 
+def _listen_address(environ: Mapping[str, str], name: str, default: str) -> str:
+    """An address to listen on: an IP address or a host name, without a port."""
+    value = _text(environ, name, default)
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        if not _HOST.fullmatch(value.lower()):
+            raise ConfigError(
+                name, f"must be an IP address or a host name, such as 0.0.0.0, not {value!r}."
+            ) from None
+    return value
+
+
 def feed_connections(environ: Mapping[str, str]) -> int:
     """The live feeds a worker serves at once: half its threads, at least one. gunicorn
     gives it that many threads more (gunicorn.conf.py), so feeds never take theirs."""
@@ -259,7 +272,7 @@ def settings_from_env(environ: Mapping[str, str]) -> dict:
         "METRICS_PORT": optional_port(environ, "METRICS_PORT"),
         # Its own, not HOST's: a service opened to a load balancer (HOST=0.0.0.0) must not
         # open its unauthenticated metrics with it.
-        "METRICS_HOST": _text(environ, "METRICS_HOST", "127.0.0.1"),
+        "METRICS_HOST": _listen_address(environ, "METRICS_HOST", "127.0.0.1"),
         "TRACING": _tracing(environ),
     }
 

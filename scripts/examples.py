@@ -25,6 +25,7 @@ from app import create_app
 from commands import demo
 from repositories.token_admin import TokenAdmin
 from runtime.bearer_tokens import hash_token
+from runtime.config import settings_from_env
 from runtime.database import admin_db
 from runtime.embedded_database import EmbeddedDatabase
 
@@ -57,7 +58,9 @@ def _app(db) -> Flask:
     )
     # The caches off: their change stream would only wait for the server here.
     caches_off = {"TOKEN_CACHE_SECONDS": 0, "CATALOGUE_CACHE_SIZE": 0, "SUMMARY_CACHE_SIZE": 0}
-    settings = {"TESTING": True, "TRACING": False, "MONGODB_DB": db.name, **caches_off}
+    # The defaults, whatever the shell that runs `make docs` exports.
+    defaults = settings_from_env({})
+    settings = {**defaults, "TESTING": True, "TRACING": False, "MONGODB_DB": db.name, **caches_off}
     return create_app(settings, mongo_client=db.client)
 
 

@@ -143,17 +143,18 @@ def _logger_name(tree: ast.Module, module: str) -> str | None:
     """The name given to `logging.getLogger` in a module: `__name__` is the module's."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "getLogger":
-            [argument] = node.args
-            return module if isinstance(argument, ast.Name) else argument.value
+            if not node.args or isinstance(node.args[0], ast.Name):  # the root, or __name__
+                return module if node.args else "root"
+            return node.args[0].value
     return None
 
 
 def log_records() -> str:
-    """Every record the service's own code logs: its logger, level and message, with `<…>`
-    where the message takes a value (read from the source, so none is missed)."""
+    """Every record the service's own code logs through its module's `log`: its logger, level
+    and message, with `<…>` where the message takes a value, read from the source."""
     rows = []
     for path in sorted(p for folder in _LOGGED for p in (ROOT / folder).rglob("*.py")):
-        tree = ast.parse(path.read_text())
+        tree = ast.parse(path.read_text(encoding="utf-8"))
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         logger = _logger_name(tree, module)
         for node in ast.walk(tree):
@@ -237,11 +238,11 @@ def without_regions(text: str) -> str:
 
 
 def main() -> None:
-    OPENAPI_FILE.write_text(openapi_text())
+    OPENAPI_FILE.write_text(openapi_text(), encoding="utf-8")
     for page in pages():
-        text = page.read_text()
+        text = page.read_text(encoding="utf-8")
         if regions(text):
-            page.write_text(regenerated(text))
+            page.write_text(regenerated(text), encoding="utf-8")
             print(f"wrote {', '.join(regions(text))} into {page.relative_to(ROOT)}")
     print(f"wrote {OPENAPI_FILE.relative_to(ROOT)}")
 

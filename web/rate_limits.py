@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 EXPORT_SCOPE = "export"
 FEED_SCOPE = "feed"
 AUTH_FAILURES = "auth-failures"
-_POLICIES = {EXPORT_SCOPE: "export", FEED_SCOPE: "feed"}
 # Each policy `RateLimit-Policy` names: the setting of its limit, and what it counts
 # (docs/api.md#rate-limits, written from here by `make docs`).
 POLICIES = {
@@ -57,6 +56,9 @@ POLICIES = {
     ),
     AUTH_FAILURES: ("RATELIMIT_AUTH_FAILURES", "an address's failed authentications"),
 }
+# The policies of a shared limit, named by its scope (`init_app`); any other limit
+# Flask-Limiter counts is the token's `default`.
+_SCOPED = (EXPORT_SCOPE, FEED_SCOPE)
 
 
 def rate_limit_key() -> str:
@@ -106,7 +108,8 @@ def _counts(limiter: Limiter, several: set[str]) -> list[_Count]:
     by its window too."""
     counts = []
     for counted in limiter.current_limits:
-        policy = _POLICIES.get(counted.request_args[-1], "default")
+        scope = counted.request_args[-1]
+        policy = scope if scope in _SCOPED else "default"
         if policy in several:
             policy = f"{policy}-{counted.limit.get_expiry()}s"
         reset_at, remaining = counted.window
@@ -204,10 +207,11 @@ def init_app(app: Flask) -> Limiter:
         budget = parse(app.config["RATELIMIT_AUTH_FAILURES"])
         app.extensions["auth_failure_budget"] = (limiter, budget)
         authentication_failed.connect(_count_failed_authentication, app)
+        # Flask-Limiter reads RATELIMIT_DEFAULT as RATELIMIT_APPLICATION (moved above).
         settings = {
-            "default": "RATELIMIT_APPLICATION",
-            "export": "RATELIMIT_EXPORT",
-            "feed": "RATELIMIT_FEED",
+            name: "RATELIMIT_APPLICATION" if setting == "RATELIMIT_DEFAULT" else setting
+            for name, (setting, _) in POLICIES.items()
+            if name != AUTH_FAILURES
         }
         several = {name for name, key in settings.items() if len(parse_many(app.config[key])) > 1}
         app.extensions["rate_limit_counts"] = (limiter, several)

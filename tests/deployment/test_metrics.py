@@ -298,7 +298,8 @@ def test_other_flask_commands_leave_the_metrics_port_alone(wire_uri, wire_db):
 
 @pytest.mark.parametrize(
     "settings, listening",
-    [({}, "127.0.0.1"), ({"METRICS_HOST": "0.0.0.0"}, "0.0.0.0")],
+    # Empty counts as unset, whatever the shell running the tests exports.
+    [({"METRICS_HOST": ""}, "127.0.0.1"), ({"METRICS_HOST": "0.0.0.0"}, "0.0.0.0")],
     ids=["loopback by default", "opened on purpose"],
 )
 def test_the_metrics_listen_on_metrics_host_whatever_host_is(gunicorn, settings, listening):

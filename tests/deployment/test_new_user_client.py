@@ -25,7 +25,9 @@ def test_a_client_written_from_the_docs_alone_pages_exports_and_resumes_its_feed
 
     for minutes_ago in range(1, 24):
         write(minutes_ago)
-    server = gunicorn()
+    # Feed slots to spare: a reconnect may reach the worker whose slot the first feed is
+    # still giving back.
+    server = gunicorn({"FEED_CONNECTIONS": "4"})
     stop = threading.Event()
     writer = threading.Thread(target=lambda: [write() for _ in iter(lambda: stop.wait(0.3), True)])
     writer.start()

@@ -39,6 +39,7 @@ APP_SETTINGS = [
     ("TOKEN_CACHE_SECONDS", "-1", "must be 0 or more seconds"),
     ("TOKEN_CACHE_SIZE", "lots", "must be a whole number"),
     ("METRICS_PORT", "70000", "must be a TCP port from 1 to 65535"),
+    ("METRICS_HOST", "0.0.0.0:9100", "must be an IP address or a host name"),
     ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector.internal:4318", "must be an http:// or https://"),
     ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "otlp://x/v1/traces", "must be an http:// or https://"),
 ]
