@@ -21,9 +21,12 @@ def _results(name: str) -> dict:
     return json.loads((RESULTS / name).read_text())
 
 
-def _table(header: list[str], rows: list[list]) -> str:
+def markdown_table(header: list[str], rows: list[list]) -> str:
+    """A table of the docs' generated regions (scripts/reference.py's too); a `|` in a cell
+    is escaped, as it would end the cell."""
+    cells = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
     return "\n".join(lines)
 
 
@@ -79,7 +82,7 @@ def results() -> str:
               "floor p50 ms", "HTTP / floor"]  # fmt: skip
     serialization = latest["serialization"]["median_ms"]
     return (
-        _table(header, rows)
+        markdown_table(header, rows)
         + f"\n\nA page of 100 bot requests dumped and encoded as JSON, in process: "
         f"{serialization:.2f} ms (median)."
     )
@@ -101,7 +104,7 @@ def caches() -> str:
         ])  # fmt: skip
     header = ["row", "on req/s", "off req/s", "on / off", "off / floor", "Eve req/s",
               "on / Eve", "off / Eve"]  # fmt: skip
-    return _table(header, rows)
+    return markdown_table(header, rows)
 
 
 def exports() -> str:
@@ -111,7 +114,9 @@ def exports() -> str:
          _ratio(row["ratio_rows_per_s"])]
         for row in _results("latest.json")["exports"]
     ]  # fmt: skip
-    return _table(["export", "rows", "HTTP rows/s", "first bytes", "floor rows/s", "ratio"], rows)
+    return markdown_table(
+        ["export", "rows", "HTTP rows/s", "first bytes", "floor rows/s", "ratio"], rows
+    )
 
 
 def tracing() -> str:
@@ -124,7 +129,7 @@ def tracing() -> str:
                      _ratio(row["ratio_tracing_every_off"]), _rate(rates["tenth"]),
                      _ratio(row["ratio_tracing_tenth_off"])])  # fmt: skip
     header = ["row", "off req/s", "every trace req/s", "/ off", "1 in 10 req/s", "/ off"]
-    return _table(header, rows)
+    return markdown_table(header, rows)
 
 
 def framework() -> str:
@@ -134,7 +139,7 @@ def framework() -> str:
             rates = row["bare"]["requests_per_s"]
             rows.append([row["endpoint"], _rate(rates["service"]), _rate(rates["bare"]),
                          _ratio(row["ratio_bare"])])  # fmt: skip
-    return _table(["row", "service req/s", "bare Flask req/s", "service / bare"], rows)
+    return markdown_table(["row", "service req/s", "bare Flask req/s", "service / bare"], rows)
 
 
 def feeds() -> str:
@@ -151,10 +156,10 @@ def feeds() -> str:
     ]  # fmt: skip
     memory = measured["memory"]
     return (
-        _table(["clients", "events/s", "each client", "missed", "write to event, p50 ms",
+        markdown_table(["clients", "events/s", "each client", "missed", "write to event, p50 ms",
                 "p99 ms"], events)
         + "\n\n"
-        + _table(["row", "no feed req/s", f"{measured['slots']} feeds held req/s",
+        + markdown_table(["row", "no feed req/s", f"{measured['slots']} feeds held req/s",
                   "held / none"], held)
         + f"\n\nOne worker: {memory['worker_rss_mb']} MB resident with no feed, "
         f"{memory['per_feed_kb']} kB more per idle feed."
@@ -179,7 +184,7 @@ def scale() -> str:
     curve = _results("scale.json")["curve"]
     names = [name for name in curve[0] if name not in ("requests", "preparation_s")]
     rows = [[f"{row['requests']:,}", *(_latency(row.get(name)) for name in names)] for row in curve]
-    return _table(["bot requests", *names], rows) + _measured(_results("scale.json"))
+    return markdown_table(["bot requests", *names], rows) + _measured(_results("scale.json"))
 
 
 # The sweep's cases, as a column can say them.
@@ -203,19 +208,19 @@ def gunicorn() -> str:
         for name, cells in by_settings.items()
     ]  # fmt: skip
     header = ["settings", *(f"{_SHORT.get(case, case)}, {n} conn." for case, n in cases)]
-    return _table(header, rows) + _measured(measured)
+    return markdown_table(header, rows) + _measured(measured)
 
 
 def load() -> str:
     measured = _results("load.json")
     rows = [[step, f"{seconds:,.1f}"] for step, seconds in measured["seconds"].items()]
     header = [f"step ({measured['documents']:,} documents)", "seconds"]
-    return _table(header, rows) + _measured(measured)
+    return markdown_table(header, rows) + _measured(measured)
 
 
 def soak() -> str:
     s = _results("soak.json")
-    return _table(
+    return markdown_table(
         ["seconds", "connections", "requests", "req/s", "p50 ms", "p99 ms", "errors",
          "RSS after warm-up MiB", "RSS at the end MiB"],
         [[s["seconds"], s["connections"], f"{s['requests']:,}", _rate(s["requests_per_s"]),
@@ -236,7 +241,7 @@ def cache_warmth() -> str:
     ]  # fmt: skip
     header = ["connections", f"answers in {measured['seconds']:.0f} s", "from the cache after the "
               "start", "from the cache after the rename", "refused"]  # fmt: skip
-    return _table(header, rows) + _measured(measured)
+    return markdown_table(header, rows) + _measured(measured)
 
 
 TABLES: dict[str, Callable[[], str]] = {

@@ -20,6 +20,7 @@ import mongomock
 from prometheus_client import REGISTRY
 
 from app import create_app
+from bench.tables import markdown_table
 from repositories.indexes import INDEXES
 from runtime import config
 from scripts import examples
@@ -46,13 +47,6 @@ def openapi_text() -> str:
     return json.dumps(served_openapi(), indent=2, ensure_ascii=False) + "\n"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table; a `|` in a cell is escaped, as it would end the cell."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _shown(value) -> str:
     """A setting's value as the environment would spell it."""
     if value is None or value == ():
@@ -66,7 +60,7 @@ def _shown(value) -> str:
 
 def _settings_table(meanings: dict[str, str], defaults: dict) -> str:
     rows = [[f"`{name}`", _shown(defaults[name]), meaning] for name, meaning in meanings.items()]
-    return _table(["variable", "default", "meaning"], rows)
+    return markdown_table(["variable", "default", "meaning"], rows)
 
 
 def app_settings() -> str:
@@ -90,7 +84,7 @@ def metrics() -> str:
         labels = _labels(family.name)
         name = f"{family.name}{suffix}" + (f"{{{','.join(labels)}}}" if labels else "")
         rows.append([f"`{name}`", family.type, family.documentation])
-    return _table(["metric", "type", "what it counts"], rows)
+    return markdown_table(["metric", "type", "what it counts"], rows)
 
 
 def _labels(name: str) -> tuple[str, ...]:
@@ -107,7 +101,7 @@ def problem_types() -> str:
          errors.NOTES.get(title if title == errors.UNREADABLE_TITLE else code, "")]
         for code, title in kinds
     ]  # fmt: skip
-    return _table(["type", "title", "status", "notes"], rows)
+    return markdown_table(["type", "title", "status", "notes"], rows)
 
 
 def rate_limit_policies() -> str:
@@ -117,7 +111,7 @@ def rate_limit_policies() -> str:
         [f"`{name}`", f"`{setting}`", _shown(defaults[setting]), counts]
         for name, (setting, counts) in rate_limits.POLICIES.items()
     ]
-    return _table(["policy", "setting", "default", "what it counts"], rows)
+    return markdown_table(["policy", "setting", "default", "what it counts"], rows)
 
 
 def indexes() -> str:
@@ -129,7 +123,7 @@ def indexes() -> str:
             keys = ", ".join(f"{field}: {order}" for field, order in document["key"].items())
             options = sorted(key for key in document if key not in ("name", "key"))
             rows.append([collection, f"`{document['name']}`", f"`{{{keys}}}`", ", ".join(options)])
-    return _table(["collection", "index", "keys", "options"], rows)
+    return markdown_table(["collection", "index", "keys", "options"], rows)
 
 
 # Where the service's own log records are made: a module's `log = logging.getLogger(...)`.
@@ -164,7 +158,8 @@ def log_records() -> str:
             if level and isinstance(target, ast.Name) and target.id == "log" and logger:
                 message = node.args[0].value if isinstance(node.args[0], ast.Constant) else "…"
                 rows.append((f"`{logger}`", level, f"`{_PLACEHOLDER.sub('<…>', message)}`"))
-    return _table(["logger", "level", "message"], [list(row) for row in dict.fromkeys(rows)])
+    rows = [list(row) for row in dict.fromkeys(rows)]
+    return markdown_table(["logger", "level", "message"], rows)
 
 
 def _allowed(schema: dict) -> str:
@@ -193,7 +188,7 @@ def _parameters(path: str) -> Callable[[], str]:
             for parameter in operation["parameters"]
             if parameter.get("in") == "query"
         ]  # fmt: skip
-        return _table(["parameter", "default", "values", "meaning"], rows)
+        return markdown_table(["parameter", "default", "values", "meaning"], rows)
 
     return table
 
