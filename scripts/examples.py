@@ -22,7 +22,7 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from app import create_app
-from commands import demo
+from commands import demo, load_writes
 from repositories.token_admin import TokenAdmin
 from runtime.bearer_tokens import hash_token
 from runtime.config import settings_from_env
@@ -50,8 +50,7 @@ def _database() -> Iterator[pymongo.database.Database]:
 
 def _app(db) -> Flask:
     entries = demo.entries(db, NOW)
-    for entry in entries:
-        db[entry.collection].insert_one(entry.document)
+    load_writes.write(db, entries)
     member = demo.TOKENS[0]
     TokenAdmin(db).issue(
         hash_token(TOKEN), kind=member.kind, owner=member.owner_id(entries), label="docs", now=NOW
