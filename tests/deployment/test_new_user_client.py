@@ -29,7 +29,12 @@ def test_a_client_written_from_the_docs_alone_pages_exports_and_resumes_its_feed
     # still giving back.
     server = gunicorn({"FEED_CONNECTIONS": "4"})
     stop = threading.Event()
-    writer = threading.Thread(target=lambda: [write() for _ in iter(lambda: stop.wait(0.3), True)])
+
+    def keep_writing():
+        while not stop.wait(0.3):
+            write()
+
+    writer = threading.Thread(target=keep_writing)
     writer.start()
     try:
         env = {**os.environ, "BASE_URL": f"http://127.0.0.1:{server.port}", "TOKEN": scene["token"]}
