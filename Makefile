@@ -40,10 +40,11 @@ db: $(STAMP)
 reset-db: $(STAMP)
 	$(BIN)/python scripts/run.py reset-db
 
-# One pytest worker per core (at most 4), with work stealing, so that no worker ends the run
-# alone with a queue of long tests. A worker more than the cores made the run shorter, but
-# starved the load tests' servers of CPU until their database looked stalled (issue 46's note).
-TEST_WORKERS := $(shell $(PYTHON) -c 'import os; print(min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))')
+# One pytest worker more than the cores (at most 5), with work stealing, so that no worker ends
+# the run alone with a queue of long tests, and a worker waiting on a server's answer leaves no
+# core idle. The load tests hold under that starvation: admission judges a stall by the
+# database's replies too (docs/decisions/2026-11-29-busy-or-stalled.md).
+TEST_WORKERS := $(shell $(PYTHON) -c 'import os; print(min((len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1, 5))')
 PYTEST := $(BIN)/python -m pytest --numprocesses=$(TEST_WORKERS) --dist=worksteal --durations=10
 
 # Everything but the tests marked slow, which `test-slow` runs; CI runs both (.ci/run).

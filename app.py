@@ -92,8 +92,8 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
 
     tracing.init_app(app)  # before the database clients, which copy pymongo's listeners
+    admission.init_app(app)  # before the database clients, which tell the permits of replies
     database.init_app(app, mongo_client)
-    admission.init_app(app)
     changes.init_app(app)
     request_feeds.init_app(app)
     authentication.init_app(

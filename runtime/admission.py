@@ -1,18 +1,19 @@
 """Admission control: a worker lets at most DATABASE_PERMITS requests use the database at
-once; the others queue for a permit while the permits keep coming back, and are refused at
-once when they stopped coming back: a stalled database never holds up `/healthz`
+once; the others queue for a permit while the database keeps answering, and are refused at
+once when it stopped: a stalled database never holds up `/healthz`
 (docs/deployment.md#admission-control-a-stalled-database-never-holds-up-healthz).
 
 gunicorn's gthread worker hands every request to its GUNICORN_THREADS threads through one
 first-in, first-out queue. When the database stalls, each request that reaches it holds its
 thread until its deadline (MONGODB_TIMEOUT_MS); were the others to wait for a permit as long,
 everything queued, `/healthz` included, would wait too. So the permits tell busy from stalled:
-while they change hands, a request waits for one within its own deadline (a burst on a busy
-worker is served); once every permit has been held for STALL with none coming back, the
-database is judged stalled and requests are refused at once, until one comes back. With one
-permit fewer than threads (the default), one thread then never waits on the database for
-long. The permit is taken by a request's first database access (`runtime.database`),
-authentication's included, and given back when the request ends, whatever its outcome.
+while they change hands or the database answers the requests' commands (`Replies`), a request
+waits for one within its own deadline (a burst on a busy worker is served); once every permit
+has been held for STALL with none coming back and no answer, the database is judged stalled
+and requests are refused at once, until one comes back. With one permit fewer than threads
+(the default), one thread then never waits on the database for long. The permit is taken by a
+request's first database access (`runtime.database`), authentication's included, and given
+back when the request ends, whatever its outcome.
 """
 
 import threading
@@ -20,11 +21,12 @@ import time
 from contextlib import contextmanager
 
 from flask import Flask, current_app, g
+from pymongo import monitoring
 
-# Longer than every permit of a worker stays held with none coming back on a healthy
-# database (a read of a page takes milliseconds on MongoDB); short enough that the wait
-# before a stall is judged, and the refusals queued behind it, stay within a liveness
-# probe's 1 s.
+# Longer than a healthy database leaves a worker's requests without an answer while they
+# hold every permit (a read of a page takes milliseconds on MongoDB, and a request of
+# seconds is answered command by command); short enough that the wait before a stall is
+# judged, and the refusals queued behind it, stay within a liveness probe's 1 s.
 STALL = 0.5
 
 
@@ -36,24 +38,34 @@ class DatabaseBusy(Exception):
 
 
 class DatabaseStalled(DatabaseBusy):
-    """Every permit has been held for STALL with none coming back: the database is stalled."""
+    """Every permit has been held for STALL with none coming back and no answer from the
+    database: it is stalled."""
 
     def __init__(self, permits: int):
         Exception.__init__(
-            self, f"none of the {permits} database permits of this worker came back for {STALL} s"
+            self,
+            f"none of the {permits} database permits of this worker came back, and the "
+            f"database answered none of their commands, for {STALL} s",
         )
 
 
 class Permits:
     """`count` permits, shared by a worker's threads; with `stall`, judged stalled once every
-    one has been held that long without any coming back."""
+    one has been held that long without any coming back or the database answering."""
 
     def __init__(self, count: int, stall: float | None = STALL):
         self.count = count
         self._free = count
         self._stall = stall
         self._changed = threading.Condition()
-        self._moved = time.monotonic()  # when a permit was last taken or given back
+        # When a permit was last taken or given back, or the database last answered.
+        self._moved = time.monotonic()
+
+    def answered(self) -> None:
+        """The database answered a command of a request holding a permit: it is not stalled,
+        however long that request holds it. A plain store, safe without the lock: a waiter
+        that read the time before it still asks again before refusing."""
+        self._moved = time.monotonic()
 
     def stalled(self) -> bool:
         with self._changed:
@@ -88,6 +100,24 @@ class Permits:
             self._free += 1
             self._moved = time.monotonic()
             self._changed.notify()
+
+
+class Replies(monitoring.CommandListener):
+    """On the requests' client (`runtime.database`): each reply the database sends tells the
+    permits it is answering (`Permits.answered`). A command that failed without a reply (a
+    timeout, a lost connection) tells nothing; an error reply is rare enough to leave out."""
+
+    def __init__(self, permits: Permits):
+        self._permits = permits
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        pass
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        self._permits.answered()
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
 
 
 def init_app(app: Flask) -> None:

@@ -68,6 +68,8 @@ def init_app(app: Flask, client: MongoClient | None = None) -> None:
     """Attach a client; tests hand in their own (mongomock or a test server), which then
     serves the command line and the change stream too.
 
+    The requests' client tells the worker's permits of each reply (`admission.Replies`); a
+    client handed in tells nothing, and its permits are judged by their coming back alone.
     The change stream's client finds the server and connects as a request's does, but waits
     STREAM_TIMEOUT_MS for an answer, and reads the primary (`admitted_primary_db`). It is a
     client of its own rather than an operation timeout on the request's client: under an
@@ -77,11 +79,13 @@ def init_app(app: Flask, client: MongoClient | None = None) -> None:
     if client is None:
         uri, timeout_ms = app.config["MONGODB_URI"], app.config["MONGODB_TIMEOUT_MS"]
         reach = {"serverSelectionTimeoutMS": timeout_ms, "connectTimeoutMS": timeout_ms}
+        permits = app.extensions["database_permits"]
         client = _client(
             uri,
             **reach,
             socketTimeoutMS=timeout_ms,
             readPreference=app.config["MONGODB_READ_PREFERENCE"],
+            event_listeners=[admission.Replies(permits)] if permits else [],
         )
         app.extensions["mongo_stream"] = _client(
             uri, **reach, socketTimeoutMS=STREAM_TIMEOUT_MS, readPreference="primary"

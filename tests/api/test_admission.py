@@ -7,6 +7,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from repositories.bots import BotRepository
+from runtime import admission
 from runtime.admission import DatabaseBusy, Permits
 from tests.support.checks import assert_error, problem_checked
 from tests.support.factories import bearer
@@ -176,3 +177,22 @@ def test_a_304_gives_the_permit_back(client, permit, reader):
 
     assert response.status_code == 304
     assert _free(permit)
+
+
+def test_the_requests_client_tells_the_permits_the_database_answers(make_app, wire_uri, wire_db):
+    """The app's own client (not one handed in) reports each reply to the permits: every
+    permit held past STALL is not a stall while the database answers a command."""
+    app = make_app(
+        {"MONGODB_URI": wire_uri, "MONGODB_DB": wire_db.name, "DATABASE_PERMITS": 1}, None
+    )
+    permits, client = app.extensions["database_permits"], app.extensions["mongo"]
+    try:
+        permits.take(0)
+        time.sleep(admission.STALL + 0.05)
+        assert permits.stalled()
+
+        client.admin.command("ping")
+        assert not permits.stalled()
+    finally:
+        client.close()
+        app.extensions["mongo_stream"].close()

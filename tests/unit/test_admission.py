@@ -102,6 +102,40 @@ def test_permits_held_for_stall_with_none_coming_back_refuse_at_once_until_one_d
     assert 0.1 <= judged < 5 and again < 0.1
 
 
+def test_a_database_that_keeps_answering_is_busy_not_stalled_however_long_a_permit_is_held():
+    """A request of seconds holds its permit, but the database answers its commands one by
+    one: the others wait for the permit rather than being refused, and get it."""
+    permits = Permits(1, stall=0.1)
+    holder = _holding(permits, 0.6)
+    answering = threading.Event()
+
+    def answer():
+        while not answering.wait(0.03):
+            permits.answered()
+
+    answerer = threading.Thread(target=answer)
+    answerer.start()
+    try:
+        permits.take(5)
+    finally:
+        answering.set()
+        answerer.join()
+        holder.join()
+    permits.give_back()
+
+
+def test_answers_that_stop_leave_the_permits_stalled_a_stall_later():
+    permits = Permits(1, stall=0.1)
+    permits.take(0)
+    time.sleep(0.15)
+    assert permits.stalled()
+
+    permits.answered()
+    assert not permits.stalled()
+    time.sleep(0.15)
+    assert permits.stalled()
+
+
 def test_idle_permits_are_not_stalled_when_a_burst_takes_them_all():
     """The permits were last moved long ago, but not held: taking them all starts the clock."""
     permits = Permits(1, stall=0.1)
