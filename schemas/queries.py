@@ -6,6 +6,7 @@ and the field selection that only the answer keeps.
 """
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from marshmallow import RAISE, Schema, ValidationError, post_load, pre_load, validates_schema
 from marshmallow.validate import OneOf, Range
@@ -60,7 +61,13 @@ class StrictQuerySchema(Schema):
     """Known parameters only: an unknown one is a 400 naming it.
 
     As it is, it takes no parameter: the query of the single-item endpoints.
+
+    `EMPTY_LOADS_ALIKE`: an empty query string always loads to the same (frozen) query, since
+    no default depends on the moment, as the periods of usage and exports do; the parser then
+    loads it once (web/blueprint.py).
     """
+
+    EMPTY_LOADS_ALIKE: ClassVar[bool] = False
 
     class Meta:
         unknown = RAISE
@@ -71,18 +78,21 @@ class StrictQuerySchema(Schema):
 class BotRequestItemQuerySchema(StrictQuerySchema):
     """4.3 and 4.4: a field selection (docs/api.md#field-selection)."""
 
+    EMPTY_LOADS_ALIKE = True
     fields = FieldSelection(names(BotRequestSchema))
 
 
 class BotItemQuerySchema(StrictQuerySchema):
     """4.7: the names of the admin view; a caller gets those of its own (blueprints/bots.py)."""
 
+    EMPTY_LOADS_ALIKE = True
     fields = FieldSelection(names(BotDetailSchema))
 
 
 class OrganizationBotItemQuerySchema(StrictQuerySchema):
     """4.8: a selection of the bot's fields."""
 
+    EMPTY_LOADS_ALIKE = True
     fields = FieldSelection(names(BotSchema))
 
 
@@ -101,6 +111,7 @@ class ListQuerySchema(EmptyIsUnset):
     """A list's paging. Each list's schema names its items (`item`) and the list its cursors
     are made for (`cursor_scope`, schemas/cursors.py)."""
 
+    EMPTY_LOADS_ALIKE = True
     item: type[Schema]
     cursor_scope: str
 

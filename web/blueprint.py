@@ -7,6 +7,7 @@ from functools import wraps
 from http import HTTPStatus
 
 import flask_smorest
+from flask import request
 from marshmallow import ValidationError
 from webargs.flaskparser import FlaskParser
 
@@ -36,6 +37,24 @@ class QueryParser(FlaskParser):
     """
 
     DEFAULT_VALIDATION_STATUS = 400
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._empty_loads = {}  # schema -> what an empty query string loads to
+
+    def parse(self, argmap, req=None, *, location=None, **kwargs):
+        """As webargs parses, but an empty query string of a schema that always loads it
+        alike (`StrictQuerySchema.EMPTY_LOADS_ALIKE`) is loaded once: a cached bot spent a
+        tenth of its time loading the same nothing."""
+        if (
+            location == "query"
+            and getattr(argmap, "EMPTY_LOADS_ALIKE", False)
+            and not (req or request).query_string
+        ):
+            if argmap not in self._empty_loads:
+                self._empty_loads[argmap] = super().parse(argmap, req, location=location, **kwargs)
+            return self._empty_loads[argmap]
+        return super().parse(argmap, req, location=location, **kwargs)
 
     def load_querystring(self, req, schema):
         repeated = sorted({key for key, values in req.args.lists() if len(values) > 1})

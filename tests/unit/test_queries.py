@@ -8,17 +8,20 @@ so a rename on either side must fail here rather than drop a filter without a wo
 import dataclasses
 
 import pytest
+from flask import Flask
 
 from repositories.bot_requests import BotRequestListQuery
 from repositories.bots import BotListQuery
 from repositories.usage import UsageQuery
 from schemas.queries import (
+    BotItemQuerySchema,
     BotListQuerySchema,
     BotRequestListQuerySchema,
     OrganizationBotListQuerySchema,
     OrganizationBotRequestListQuerySchema,
 )
 from schemas.usage import OrganizationUsageQuerySchema, UsageQuerySchema
+from web.blueprint import QueryParser
 
 ID = "0123456789abcdef01234567"
 # A value for every parameter of every list and usage query.
@@ -120,3 +123,46 @@ def test_a_list_reads_the_stored_paths_of_its_view_or_selection(schema, view, se
     and a summary's own fields."""
     assert schema().load({}).query.reads == {"_id", *view}
     assert schema().load({"fields": selection}).query.reads == selected
+
+
+def _counting_loads(schema):
+    loads = []
+    original = schema.load
+
+    def load(*args, **kwargs):
+        loads.append(args)
+        return original(*args, **kwargs)
+
+    schema.load = load
+    return loads
+
+
+@pytest.mark.parametrize("query_string", ["", "fields=name"])
+def test_an_empty_query_string_of_a_schema_that_loads_it_alike_is_loaded_once(query_string):
+    """web/blueprint.py: the single items and the lists load the same empty query every time,
+    so the parser keeps that load; a query string that says something is loaded each time."""
+    parser, schema = QueryParser(unknown=None), BotItemQuerySchema()
+    loads = _counting_loads(schema)
+    app = Flask(__name__)
+
+    answers = []
+    for _ in range(3):
+        with app.test_request_context(f"/v1/bots/a/?{query_string}"):
+            answers.append(parser.parse(schema, location="query"))
+
+    assert answers[0] == answers[1] == answers[2]
+    assert len(loads) == (1 if not query_string else 3)
+
+
+def test_an_empty_query_string_whose_load_depends_on_the_moment_is_loaded_each_time():
+    """Usage's default period ends now (schemas/usage.py): it is not kept."""
+    parser, schema = QueryParser(unknown=None), UsageQuerySchema()
+    loads = _counting_loads(schema)
+    app = Flask(__name__)
+
+    for _ in range(3):
+        with app.test_request_context("/v1/usage/"):
+            parser.parse(schema, location="query")
+
+    assert not UsageQuerySchema.EMPTY_LOADS_ALIKE
+    assert len(loads) == 3
