@@ -10,7 +10,7 @@ from pymongo import MongoClient
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 import commands
-from blueprints import bot_requests, bots, exports, feeds, health, usage
+from blueprints import agents, bot_requests, bots, exports, feeds, health, usage
 from blueprints.converters import ObjectIdConverter
 from repositories.tokens import TokenRepository
 from repositories.users import UserRepository
@@ -120,6 +120,7 @@ def create_app(config: Mapping | None = None, *, mongo_client: MongoClient | Non
     api.register_blueprint(feeds.blp)
     api.register_blueprint(usage.blp)
     api.register_blueprint(health.blp)
+    agents.init_app(app, api.spec.to_dict())  # before the rate limits, which exempt it
     cross_origin.init_app(app, api)
     rate_limits.init_app(app)
     # After the rate limits, so that its hook runs before theirs (Flask runs them in reverse):

@@ -159,6 +159,13 @@ def refuse_if_stalled() -> None:
         raise DatabaseStalled(permits.count)
 
 
+def give_back_early() -> None:
+    """The request's permit, given back before its end: for a request whose own database
+    work is done and that goes on to make requests of its own (an MCP call's tools,
+    blueprints/agents.py), each of which takes one."""
+    _give_back(None)
+
+
 def _give_back(_error: BaseException | None) -> None:
     if g.pop("database_permit", False):
         current_app.extensions["database_permits"].give_back()

@@ -71,6 +71,9 @@ CONFIG = {
         # Its INFO line for each refused request names the limit's key, a token's hash; the
         # request line already says 429. Its warnings (the store being down) stay.
         "flask-limiter": {"level": "WARNING"},
+        # The MCP SDK says at INFO that each call's session starts and ends: every call is
+        # one request, whose line says so already (blueprints/agents.py).
+        "mcp": {"level": "WARNING"},
     },
     "root": {"level": "INFO", "handlers": ["stderr"]},
 }

@@ -17,6 +17,7 @@ from prometheus_client import REGISTRY
 
 from tests.conftest import TEST_SETTINGS
 from tests.support.factories import World, bearer
+from tests.support.mcp_calls import ToolsAsHttp
 
 ORGS = ("A", "B", "C")
 # name: (memberships, admin)
@@ -383,3 +384,9 @@ class _FeedReader(threading.Thread):
                     self.ids.append(json.loads(line[len("data: ") :])["id"])
             if (self.ids and self.ids[-1] == self.closing) or time.monotonic() > deadline:
                 return
+
+
+def test_through_the_mcp_tools_every_caller_sees_exactly_what_the_contract_allows(client, world):
+    """The same callers, objects and expectations, each GET made as the tool call that stands
+    for it (blueprints/agents.py): the same items and the same refusals."""
+    assert problems(ToolsAsHttp(client), build(world)) == []

@@ -1,0 +1,355 @@
+"""Agents over the Model Context Protocol: `POST /mcp` (docs/api.md#agents-over-mcp).
+
+Each tool is one of the API's reads, chosen by its arguments (an `organizationId` picks the
+organization's), and a call is that GET, dispatched in-process with the caller's own token:
+the same validation, visibility (access/policy.py), rate limit, log line and metrics, and
+the same JSON or the same refusal, as an MCP tool error carrying the problem's words
+(docs/decisions/2026-11-29-agents-over-mcp.md). Each tool's input and output schemas are
+read from the OpenAPI document, so that they cannot drift from what the API takes and sends.
+
+The SDK's transport answers the protocol (web/mcp_bridge.py); without the `mcp` extra the
+route is not registered, and `/mcp` is a 404 like any unknown path.
+"""
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Blueprint, Flask, current_app, request, url_for
+from werkzeug.test import EnvironBuilder
+
+from domain.errors import Forbidden
+from runtime import admission
+from web.authentication import auth
+from web.errors import error_body
+from web.request_ids import HEADER, current_request_id
+
+log = logging.getLogger(__name__)
+
+# As long as the request line gunicorn takes (gunicorn.conf.py): a tool's GET is no longer.
+MAX_URL = 8190
+ORGANIZATION = "organizationId"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """An agent's view of one or two reads: the caller's own (`endpoint`) and an
+    organization's (`organization_endpoint`), named by Flask endpoint and operationId."""
+
+    name: str
+    title: str
+    description: str
+    endpoint: str | None
+    organization_endpoint: str | None
+    # Path arguments, by their name here and in the route.
+    path: tuple[tuple[str, str], ...] = ()
+
+
+TOOLS = {
+    tool.name: tool
+    for tool in (
+        Tool(
+            "find_bots",
+            "Find bots",
+            "Find the bots the caller can run: the public catalogue and its organizations' "
+            "own (custom) bots, or with `organizationId` one organization's bots. Filter by "
+            "`name`, `tags`, `custom`; sort with `sortBy`. For long lists, "
+            "`pagination=keyset` and then each answer's `nextCursor` as `cursor`.",
+            "bots.list_bots",
+            "bots.list_organization_bots",
+        ),
+        Tool(
+            "get_bot",
+            "Get a bot",
+            "One bot by its slug: its credit cost, the inputs it takes and its model; with "
+            "`organizationId`, one of that organization's bots, beside the organization.",
+            "bots.get_bot",
+            "bots.get_organization_bot",
+            (("slug", "slug"),),
+        ),
+        Tool(
+            "list_bot_requests",
+            "List bot requests",
+            "Records of bot runs, newest first: a user's own and its organizations' "
+            "(user tokens), or with `organizationId` one organization's. Filter by `bot` "
+            "slug, `createdFrom`/`createdTo` (ISO 8601), `name`, and for an organization "
+            "`createdBy`; `fields` selects fields. For long lists, `pagination=keyset` and "
+            "then each answer's `nextCursor` as `cursor`.",
+            "bot_requests.list_bot_requests",
+            "bot_requests.list_organization_bot_requests",
+        ),
+        Tool(
+            "get_bot_request",
+            "Get a bot request",
+            "One bot request by its id, with its inputs and response; with "
+            "`organizationId`, one of that organization's.",
+            "bot_requests.get_bot_request",
+            "bot_requests.get_organization_bot_request",
+            (("botRequestId", "bot_request_id"),),
+        ),
+        Tool(
+            "get_usage",
+            "Get usage",
+            "How many requests and credits over a period (`from`, `to`; by default the 30 "
+            "days before now), grouped by bot, day or (for an organization) user: the "
+            "caller's own (user tokens), or with `organizationId` an organization's.",
+            "usage.get_usage",
+            "usage.get_organization_usage",
+        ),
+    )
+}
+
+
+class Catalogue:
+    """The tools as MCP lists them, their schemas read from the OpenAPI document once."""
+
+    def __init__(self, document: dict, endpoints: dict[str, str]):
+        self._document = document
+        self._operations = {
+            endpoint: operation
+            for path in document["paths"].values()
+            for operation in path.values()
+            if isinstance(operation, dict)
+            for endpoint, operation_id in endpoints.items()
+            if operation.get("operationId") == operation_id
+        }
+        self.listed = [self._listed(tool) for tool in TOOLS.values()]
+        self.arguments = {
+            tool.name: frozenset(listed.input_schema["properties"])
+            for tool, listed in zip(TOOLS.values(), self.listed, strict=True)
+        }
+
+    def _listed(self, tool: Tool):
+        from mcp.types import Tool as McpTool
+        from mcp.types import ToolAnnotations
+
+        operations = [
+            self._operations[endpoint]
+            for endpoint in (tool.endpoint, tool.organization_endpoint)
+            if endpoint
+        ]
+        properties: dict[str, Any] = {}
+        for name, _ in tool.path:
+            properties[name] = {"type": "string", "description": _PATH_WORDS[name]}
+        properties[ORGANIZATION] = {
+            "type": "string",
+            "description": "An organization's id (24 hexadecimal characters): its "
+            "own, rather than the caller's.",
+        }
+        for operation in operations:
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "query" and parameter["name"] not in properties:
+                    schema = {**parameter.get("schema", {})}
+                    schema["description"] = parameter.get("description", "")
+                    if operation is operations[-1] and operation is not operations[0]:
+                        if not _takes(operations[0], parameter["name"]):
+                            schema["description"] += " (With `organizationId` only.)"
+                    properties[parameter["name"]] = self._inline(schema)
+        required = [name for name, _ in tool.path]
+        outputs = [
+            operation["responses"]["200"]["content"]["application/json"]["schema"]
+            for operation in operations
+        ]
+        output = {"type": "object", "anyOf": outputs} if len(outputs) > 1 else outputs[0]
+        return McpTool(
+            name=tool.name,
+            title=tool.title,
+            description=tool.description,
+            input_schema={
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+            output_schema={
+                "type": "object",
+                **self._inline(output),
+                "$defs": self._definitions(output),
+            },
+            annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        )
+
+    @staticmethod
+    def _inline(schema: Any) -> Any:
+        """The OpenAPI references to components rewritten as JSON Schema's `$defs`."""
+        text = json.dumps(schema).replace('"#/components/schemas/', '"#/$defs/')
+        return json.loads(text)
+
+    def _definitions(self, schema: Any) -> dict:
+        """Every component `schema` refers to, directly or through another."""
+        components = self._document["components"]["schemas"]
+        found: dict[str, Any] = {}
+        waiting = [schema]
+        while waiting:
+            text = json.dumps(waiting.pop())
+            for name in components:
+                if f'"#/components/schemas/{name}"' in text and name not in found:
+                    found[name] = self._inline(components[name])
+                    waiting.append(components[name])
+        return found
+
+
+_PATH_WORDS = {
+    "slug": "The bot's slug.",
+    "botRequestId": "The bot request's id: 24 hexadecimal characters.",
+}
+
+
+def _takes(operation: dict, name: str) -> bool:
+    return any(p.get("name") == name for p in operation.get("parameters", []))
+
+
+def _text(value: Any) -> str:
+    """A tool argument as its query-string text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class ToolRefused(Exception):
+    """A call the service refuses, in its own words: an MCP tool error."""
+
+
+def _url(tool: Tool, arguments: dict) -> str:
+    unknown = sorted(set(arguments) - current_app.extensions["mcp_catalogue"].arguments[tool.name])
+    if unknown:
+        raise ToolRefused(
+            f"Unknown argument {', '.join(unknown)}: {tool.name} takes "
+            f"{', '.join(sorted(current_app.extensions['mcp_catalogue'].arguments[tool.name]))}."
+        )
+    given = {name: value for name, value in arguments.items() if value is not None}
+    for name, value in given.items():
+        if not isinstance(value, str | int | float | bool):
+            raise ToolRefused(f"{name}: give a string, a number or true/false.")
+    organization = given.pop(ORGANIZATION, None)
+    endpoint = tool.organization_endpoint if organization is not None else tool.endpoint
+    values = {route: _text(given.pop(name)) for name, route in tool.path if name in given}
+    missing = [name for name, route in tool.path if route not in values]
+    if missing:
+        raise ToolRefused(f"{', '.join(missing)}: required.")
+    if organization is not None:
+        values["organization_id"] = _text(organization)
+    url = url_for(endpoint, **values, **{name: _text(value) for name, value in given.items()})
+    if len(url) > MAX_URL:
+        raise ToolRefused(f"The arguments are too long: at most {MAX_URL} characters in all.")
+    return url
+
+
+def dispatch(url: str):
+    """The GET of `url` as the caller's own request, with its own context: its token, its
+    request id and address, counted and logged as any other."""
+    app = current_app._get_current_object()
+    path, _, query = url.partition("?")
+    environ = EnvironBuilder(
+        path=path,
+        query_string=query,
+        headers={
+            "Authorization": request.headers.get("Authorization", ""),
+            "Accept": "application/json",
+            HEADER: current_request_id(),
+        },
+        environ_base={"REMOTE_ADDR": request.remote_addr},
+    ).get_environ()
+    with app.app_context(), app.request_context(environ):
+        try:
+            return app.full_dispatch_request()
+        except Exception as error:  # what `wsgi_app` would do: a 500 in the usual words
+            return app.handle_exception(error)
+
+
+def _refusal(problem: dict, retry: str | None = None):
+    """A tool error: the problem's words, its `details` and when to retry, as text, and the
+    problem itself (docs/api.md#errors) as structured content."""
+    from mcp.types import CallToolResult, TextContent
+
+    words = [problem["detail"]]
+    for name, messages in (problem.get("details") or {}).items():
+        words.append(f"{name}: {' '.join(map(str, messages))}")
+    if retry:
+        words.append(f"Try again in {retry} s.")
+    text = TextContent(type="text", text=" ".join(words))
+    return CallToolResult(content=[text], structured_content=problem, is_error=True)
+
+
+def build_server():
+    """The SDK's server, with the handlers of this catalogue."""
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import CallToolResult, ListToolsResult, TextContent
+    from mcp_types import INVALID_PARAMS
+
+    async def list_tools(context, params) -> ListToolsResult:
+        return ListToolsResult(tools=current_app.extensions["mcp_catalogue"].listed)
+
+    async def call_tool(context, params) -> CallToolResult:
+        tool = TOOLS.get(params.name)
+        if tool is None:
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"Unknown tool {params.name!r}: the tools are {', '.join(TOOLS)}.",
+            )
+        try:
+            response = dispatch(_url(tool, dict(params.arguments or {})))
+        except ToolRefused as refused:
+            return _refusal(error_body(400, str(refused), request_id=current_request_id()))
+        if response.status_code != 200:
+            return _refusal(response.get_json(), response.headers.get("Retry-After"))
+        body = response.get_data(as_text=True)
+        return CallToolResult(
+            content=[TextContent(type="text", text=body)], structured_content=json.loads(body)
+        )
+
+    return Server(
+        "bot-catalogue",
+        version="1",
+        instructions="The Bot Catalogue: bots an agent may run, and the records of their "
+        "runs, as the caller's token may see them.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+bp = Blueprint("agents", __name__)
+bp.rate_limited = False  # each tool call is counted as the request it makes (`dispatch`)
+
+
+@bp.before_request
+def _same_origin_or_allowed() -> None:
+    """A page's request carries `Origin`: only the service's own and those `CORS_ORIGINS`
+    names may call, as the protocol asks of a server against DNS rebinding."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return
+    allowed = current_app.config["CORS_ORIGINS"]
+    if origin != request.host_url.rstrip("/") and origin not in allowed and allowed != ("*",):
+        raise Forbidden(f"Pages from {origin} may not call /mcp (CORS_ORIGINS).")
+
+
+@bp.post("/mcp")
+@auth.login_required
+def mcp():
+    """The caller's token read, its permit goes back: each tool call takes its own."""
+    from web.mcp_bridge import serve
+
+    admission.give_back_early()
+    seconds = 2 * current_app.config["MONGODB_TIMEOUT_MS"] / 1000
+    return serve(current_app.extensions["mcp_server"], seconds)
+
+
+def init_app(app: Flask, document: dict) -> None:
+    """After the API's blueprints: the tools' schemas are read from their operations."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        log.info("No MCP endpoint: the mcp extra is not installed; /mcp answers 404.")
+        return
+    endpoints = {}
+    for rule in app.url_map.iter_rules():
+        view = app.view_functions[rule.endpoint]
+        operation_id = getattr(view, "_apidoc", {}).get("manual_doc", {}).get("operationId")
+        if operation_id:
+            endpoints[rule.endpoint] = operation_id
+    app.extensions["mcp_catalogue"] = Catalogue(document, endpoints)
+    app.extensions["mcp_server"] = build_server()
+    app.register_blueprint(bp)
