@@ -19,7 +19,7 @@ from typing import Any
 from flask import Blueprint, Flask, current_app, request, url_for
 from werkzeug.test import EnvironBuilder
 
-from domain.errors import Forbidden
+from domain.errors import Forbidden, Unavailable
 from runtime import admission
 from web.authentication import auth
 from web.errors import error_body
@@ -142,9 +142,10 @@ class Catalogue:
                 if parameter.get("in") == "query" and parameter["name"] not in properties:
                     schema = {**parameter.get("schema", {})}
                     schema["description"] = parameter.get("description", "")
-                    if operation is operations[-1] and operation is not operations[0]:
-                        if not _takes(operations[0], parameter["name"]):
-                            schema["description"] += " (With `organizationId` only.)"
+                    takers = [_takes(each, parameter["name"]) for each in operations]
+                    if not all(takers):
+                        with_organization = "with" if takers[-1] else "without"
+                        schema["description"] += f" (Only {with_organization} `organizationId`.)"
                     properties[parameter["name"]] = self._inline(schema)
         required = [name for name, _ in tool.path]
         outputs = [
@@ -212,11 +213,11 @@ class ToolRefused(Exception):
 
 
 def _url(tool: Tool, arguments: dict) -> str:
-    unknown = sorted(set(arguments) - current_app.extensions["mcp_catalogue"].arguments[tool.name])
+    takes = current_app.extensions["mcp_catalogue"].arguments[tool.name]
+    unknown = sorted(set(arguments) - takes)
     if unknown:
         raise ToolRefused(
-            f"Unknown argument {', '.join(unknown)}: {tool.name} takes "
-            f"{', '.join(sorted(current_app.extensions['mcp_catalogue'].arguments[tool.name]))}."
+            f"Unknown argument {', '.join(unknown)}: {tool.name} takes {', '.join(sorted(takes))}."
         )
     given = {name: value for name, value in arguments.items() if value is not None}
     for name, value in given.items():
@@ -241,15 +242,17 @@ def dispatch(url: str):
     request id and address, counted and logged as any other."""
     app = current_app._get_current_object()
     path, _, query = url.partition("?")
+    headers = {
+        "Authorization": request.headers.get("Authorization", ""),
+        "Accept": "application/json",
+        HEADER: current_request_id(),
+    }
     environ = EnvironBuilder(
         path=path,
+        base_url=request.host_url,
         query_string=query,
-        headers={
-            "Authorization": request.headers.get("Authorization", ""),
-            "Accept": "application/json",
-            HEADER: current_request_id(),
-        },
-        environ_base={"REMOTE_ADDR": request.remote_addr},
+        headers=headers,
+        environ_base={"REMOTE_ADDR": request.remote_addr or ""},
     ).get_environ()
     with app.app_context(), app.request_context(environ):
         try:
@@ -334,7 +337,10 @@ def mcp():
 
     admission.give_back_early()
     seconds = 2 * current_app.config["MONGODB_TIMEOUT_MS"] / 1000
-    return serve(current_app.extensions["mcp_server"], seconds)
+    try:
+        return serve(current_app.extensions["mcp_server"], seconds)
+    except TimeoutError:  # each tool's GET has its own deadline: this is the backstop
+        raise Unavailable(f"The MCP call took longer than {seconds:g} s.") from None
 
 
 def init_app(app: Flask, document: dict) -> None:

@@ -16,6 +16,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from bench.otlp_receiver import OtlpReceiver, attributes
 from tests.support import ROOT
 from tests.support.factories import World, bearer
+from tests.support.mcp_calls import HEADERS
 
 FILTER_VALUE = "Zanzibar-filter-value"
 # The batch goes out every 200 ms rather than 5 s, so that the test waits less.
@@ -190,3 +191,36 @@ def test_without_an_endpoint_nothing_of_the_sdk_is_loaded(environment):
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_an_mcp_tool_call_is_traced_as_the_get_it_makes_inside_the_mcp_request(
+    gunicorn, receiver, scene
+):
+    """blueprints/agents.py: the tool's GET is a server span of its own, in the trace of the
+    `POST /mcp` the caller sent, below it; its commands below the GET."""
+    server = gunicorn({"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, **QUICK_BATCHES})
+    header, trace_id, span_id = _traceparent()
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "list_bot_requests", "arguments": {"limit": 2}}}  # fmt: skip
+    headers = {**bearer(scene["token"]), **HEADERS, "traceparent": header}
+    connection = server.connection()
+    connection.request("POST", "/mcp", body=json.dumps(message), headers=headers)
+    answer = connection.getresponse()
+    assert answer.status == 200 and json.load(answer)["result"]["isError"] is False
+    connection.close()
+
+    def complete(spans) -> bool:
+        names = {span.name for _, span in spans if span.trace_id.hex() == trace_id}
+        return {"POST /mcp", "GET /v1/requests/"} <= names
+
+    in_trace = [span for _, span in receiver.wait_for(complete) if span.trace_id.hex() == trace_id]
+    by_id = {span.span_id: span for span in in_trace}
+    [outer] = [span for span in in_trace if span.name == "POST /mcp"]
+    [inner] = [span for span in in_trace if span.name == "GET /v1/requests/"]
+    assert outer.parent_span_id.hex() == span_id
+    ancestor = inner
+    while ancestor.parent_span_id in by_id and ancestor is not outer:
+        ancestor = by_id[ancestor.parent_span_id]
+    assert ancestor is outer, "the GET is below the POST /mcp"
+    commands = [span for span in in_trace if span.kind == Span.SPAN_KIND_CLIENT]
+    assert commands and {span.parent_span_id for span in commands} <= {inner.span_id, outer.span_id}
