@@ -7,6 +7,7 @@ import sys
 
 import pytest
 from jsonschema import Draft202012Validator
+from prometheus_client import REGISTRY
 
 from app import create_app
 from tests.conftest import TEST_SETTINGS
@@ -219,3 +220,22 @@ def test_without_the_mcp_extra_mcp_is_a_404_said_once_at_start(db, monkeypatch, 
     assert app.test_client().post("/mcp", headers=HEADERS, data="{}").status_code == 404
     said = [line for line in json_log() if "mcp extra" in line.get("message", "")]
     assert len(said) == 1
+
+
+def test_each_tool_call_is_measured_as_its_get(db, tenant):
+    """As the request metrics are kept: with a METRICS_PORT (not listened on here)."""
+    settings = {**TEST_SETTINGS, "MONGODB_DB": db.name, "METRICS_PORT": 9}
+    client = create_app(settings, mongo_client=db.client).test_client()
+
+    def count(endpoint: str) -> float:
+        labels = {"endpoint": endpoint, "status": "200"}
+        sample = "botcatalogue_http_request_duration_seconds_count"
+        return REGISTRY.get_sample_value(sample, labels) or 0.0
+
+    before = {endpoint: count(endpoint) for endpoint in ("/v1/bots/<slug>/", "/mcp")}
+    call(client, tenant["token"], "get_bot", {"slug": "public-bot"})
+
+    assert {endpoint: count(endpoint) - before[endpoint] for endpoint in before} == {
+        "/v1/bots/<slug>/": 1,
+        "/mcp": 1,
+    }
