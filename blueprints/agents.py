@@ -338,9 +338,29 @@ def mcp():
     admission.give_back_early()
     seconds = 2 * current_app.config["MONGODB_TIMEOUT_MS"] / 1000
     try:
-        return serve(current_app.extensions["mcp_server"], seconds)
+        response = serve(current_app.extensions["mcp_server"], seconds)
     except TimeoutError:  # each tool's GET has its own deadline: this is the backstop
         raise Unavailable(f"The MCP call took longer than {seconds:g} s.") from None
+    return _in_our_words(response)
+
+
+# The transport's refusals of a message it could not read, which name pydantic's models and
+# quote the message back.
+_UNREAD = {
+    -32700: "Parse error: the body is not JSON.",
+    -32600: "Invalid request: one JSON-RPC 2.0 request object is taken (no batch).",
+    -32602: "Invalid request: one JSON-RPC 2.0 request object is taken (no batch), with "
+    "`jsonrpc`, `method`, an object of `params` and, for a request, an `id`.",
+}
+
+
+def _in_our_words(response):
+    body = response.get_json(silent=True) if response.status_code == 400 else None
+    error = body.get("error") if isinstance(body, dict) and body.get("id") is None else None
+    if isinstance(error, dict) and error.get("code") in _UNREAD:
+        body["error"] = {"code": error["code"], "message": _UNREAD[error["code"]]}
+        response.set_data(json.dumps(body))
+    return response
 
 
 def init_app(app: Flask, document: dict) -> None:

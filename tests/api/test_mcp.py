@@ -157,10 +157,16 @@ def test_an_unknown_tool_and_a_malformed_message_are_protocol_errors(client, ten
     token = tenant["token"]
     assert call(client, token, "drop_database", {})["error"]["code"] == -32602
 
-    for body in ("{not json", "[]", json.dumps({"jsonrpc": "2.0", "id": 1})):
+    for body in (
+        "{not json Zanzibar",
+        '[{"Zanzibar": 1}]',
+        json.dumps({"jsonrpc": "2.0", "id": 1}),
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "Zanzibar"}),
+    ):
         response = client.post("/mcp", headers={**HEADERS, **token}, data=body)
         assert 400 <= response.status_code < 500, (body, response.status_code)
-        assert "error" in response.get_json()
+        message = response.get_json()["error"]["message"]
+        assert "Zanzibar" not in message and "validation error" not in message.lower(), message
 
 
 def test_without_a_valid_token_mcp_is_a_401_naming_bearer(client, tenant):
