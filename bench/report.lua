@@ -16,6 +16,14 @@ if os.getenv("SOAK_PLAN") then
   end
 else
   wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
+  -- With BENCH_BODY: a POST of that body, as an MCP client sends a tool call.
+  if os.getenv("BENCH_BODY") then
+    wrk.method = "POST"
+    wrk.body = os.getenv("BENCH_BODY")
+    wrk.headers["Content-Type"] = "application/json"
+    wrk.headers["Accept"] = "application/json, text/event-stream"
+    wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+  end
 end
 
 done = function(summary, latency, requests)

@@ -11,7 +11,8 @@ stream). Then
 the rows that the exact caches serve (bot rows, and the request rows, whose callers and
 summaries they hold) once more, with the caches off; and each bot row's answer served by
 Eve over the same data (bench/eve.py), the anchor the bot rows are held to; and a cached bot
-by slug against a bare Flask app returning its bytes (bench/bare.py). One bot row,
+by slug against a bare Flask app returning its bytes (bench/bare.py); and a bot by slug and
+one request as the MCP tool call that makes the same GET (POST /mcp). One bot row,
 "bots list under load", is measured on every side while BUSY_CONNECTIONS read an
 organization's requests from the service without pause: uncached work that keeps the
 database busy, under which the caches must stay on. Then the cost of
@@ -95,6 +96,10 @@ BUSY_CONNECTIONS = 4
 # alternating rounds (docs/performance.md#the-framework-under-it).
 BARE_ROWS = ("bot by slug",)
 BARE_ROUNDS = 4
+# The rows measured again as the MCP tool call that makes the same GET (blueprints/agents.py),
+# in alternating rounds: the tool and the argument the path's last segment is.
+MCP_ROWS = {"bot by slug": ("get_bot", "slug"), "one request": ("get_bot_request", "botRequestId")}
+MCP_ROUNDS = 3
 # Measured on one worker with none and with every feed slot held (docs/performance.md#live-feeds).
 HELD_ROWS = ("bot by slug", "one request")
 FEED_ROUNDS = 2
@@ -111,6 +116,7 @@ class Endpoint:
     # measured, on every server and on its floor alike: uncached work that keeps the database
     # busy, under which the exact caches must stay on (docs/performance.md#under-load).
     busy: tuple[str, str] | None = None
+    body: str | None = None  # a POST body (an MCP tool call), sent instead of a GET
 
 
 def env_number(name: str, default: float) -> float:
@@ -284,11 +290,20 @@ def authentication(db, seconds: float, connections: int) -> dict:
     }
 
 
+def asked(base: str, endpoint: Endpoint) -> urllib.request.Request:
+    """The request `endpoint` stands for: its GET, or its POST (a tool call) as wrk sends it
+    (bench/report.lua)."""
+    headers = {"Authorization": f"Bearer {endpoint.token}"}
+    if endpoint.body is None:
+        return urllib.request.Request(base + endpoint.path, headers=headers)
+    headers.update({"Content-Type": "application/json", "Accept": "application/json",
+                    "MCP-Protocol-Version": "2025-11-25"})  # fmt: skip
+    return urllib.request.Request(base + endpoint.path, endpoint.body.encode(), headers)
+
+
 def probe(base: str, endpoint: Endpoint) -> float:
     """Seconds of one warm request, alone."""
-    request = urllib.request.Request(
-        base + endpoint.path, headers={"Authorization": f"Bearer {endpoint.token}"}
-    )
+    request = asked(base, endpoint)
     timings = []
     for _ in range(2):
         started = time.perf_counter()
@@ -323,7 +338,8 @@ def load(base: str, endpoint: Endpoint, seconds: int, connections: int) -> dict:
     """`wrk` on one URL; requests/s, p50 and p99 in milliseconds."""
     output = subprocess.run(
         servers.wrk(base + endpoint.path, connections, f"{seconds}s", latency=True),
-        env={**os.environ, "BENCH_TOKEN": endpoint.token},
+        env={**os.environ, "BENCH_TOKEN": endpoint.token,
+             **({"BENCH_BODY": endpoint.body} if endpoint.body else {})},
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     report = json.loads(output.strip().splitlines()[-1])
@@ -440,6 +456,28 @@ def measure_bare(
     row["bare"] = {"rounds": rounds, "requests_per_s": rates}
     row["ratio_bare"] = rates["service"] / rates["bare"]
     print(f" service / bare Flask {row['ratio_bare']:.2f}", flush=True)
+
+
+def measure_mcp(base: str, endpoint: Endpoint, rows: list, seconds, connections) -> None:
+    """The row of `endpoint` gets the figures of the MCP tool call that makes its GET, in
+    rounds alternating with the GET itself, and the tool call's rate against the GET's."""
+    row = _row(rows, endpoint)
+    tool, argument = MCP_ROWS[endpoint.name]
+    value = endpoint.path.rstrip("/").rpartition("/")[2]
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": tool, "arguments": {argument: value}}}  # fmt: skip
+    called = replace(endpoint, path="/mcp", body=json.dumps(message))
+    with urllib.request.urlopen(asked(base, called), timeout=30) as response:
+        if json.load(response)["result"]["isError"]:  # a refusal is a 200 too: not measured
+            raise SystemExit(f"{endpoint.name}: the tool call {tool} was refused")
+    rounds = {"http": [], "mcp": []}
+    for _ in range(MCP_ROUNDS):
+        for side, measured in (("http", endpoint), ("mcp", called)):
+            rounds[side].append(_again(base, measured, f"MCP {side}", seconds, connections))
+    rates = {side: full_speed(map(_rate, figures)) for side, figures in rounds.items()}
+    row["mcp"] = {"tool": tool, "rounds": rounds, "requests_per_s": rates}
+    row["ratio_mcp"] = rates["mcp"] / rates["http"]
+    print(f" MCP tool call / GET {row['ratio_mcp']:.2f}", flush=True)
 
 
 def measure_feeds(uri: str, db, settings: dict, kinds: list[Endpoint], seconds, connections):
@@ -670,6 +708,8 @@ def main() -> None:
             print(f" the receiver got {len(receiver.spans())} spans", flush=True)
         for endpoint in [endpoint for endpoint in kinds if endpoint.name in BARE_ROWS]:
             measure_bare(uri, db, base, gunicorn_settings, endpoint, rows, seconds, connections)
+        for endpoint in [endpoint for endpoint in kinds if endpoint.name in MCP_ROWS]:
+            measure_mcp(base, endpoint, rows, seconds, connections)
         anchored = [endpoint for endpoint in kinds if endpoint.eve]
         if anchored:
             probe_eve = (anchored[0].eve, anchored[0].token)
