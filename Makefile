@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# spectral and redocly (package.json), which lint the OpenAPI document in the tests; they skip that
-# lint where there is no npm. --ignore-scripts: no install script runs (one only reports usage).
+# spectral and redocly (package.json), which lint the OpenAPI document in the tests, and the MCP
+# Inspector with the Node 22 it needs; those tests skip where there is no npm. --ignore-scripts: no install script runs (one only reports usage).
 $(NODE_STAMP): package-lock.json
 	@if command -v npm >/dev/null; then \
 		npm ci --ignore-scripts --no-audit --no-fund && touch $@; \

@@ -8,7 +8,8 @@ the same JSON or the same refusal, as an MCP tool error carrying the problem's w
 read from the OpenAPI document, so that they cannot drift from what the API takes and sends.
 
 The SDK's transport answers the protocol (web/mcp_bridge.py); without the `mcp` extra the
-route is not registered, and `/mcp` is a 404 like any unknown path.
+route is not registered, and `/mcp` is a 404 like any unknown path. The SDK is imported where
+it is used, so that this module loads without it.
 """
 
 import json
@@ -40,8 +41,8 @@ class Tool:
     name: str
     title: str
     description: str
-    endpoint: str | None
-    organization_endpoint: str | None
+    endpoint: str
+    organization_endpoint: str
     # Path arguments, by their name here and in the route.
     path: tuple[tuple[str, str], ...] = ()
 
@@ -124,35 +125,34 @@ class Catalogue:
         from mcp.types import Tool as McpTool
         from mcp.types import ToolAnnotations
 
-        operations = [
-            self._operations[endpoint]
-            for endpoint in (tool.endpoint, tool.organization_endpoint)
-            if endpoint
-        ]
+        operations = [self._operations[tool.endpoint], self._operations[tool.organization_endpoint]]
         properties: dict[str, Any] = {}
         for name, _ in tool.path:
             properties[name] = {"type": "string", "description": _PATH_WORDS[name]}
         properties[ORGANIZATION] = {
             "type": "string",
-            "description": "An organization's id (24 hexadecimal characters): its "
-            "own, rather than the caller's.",
+            "description": "An organization's id (24 hexadecimal characters): ask for that "
+            "organization's, rather than the caller's own.",
         }
         for operation in operations:
             for parameter in operation.get("parameters", []):
                 if parameter.get("in") == "query" and parameter["name"] not in properties:
                     schema = {**parameter.get("schema", {})}
                     schema["description"] = parameter.get("description", "")
-                    takers = [_takes(each, parameter["name"]) for each in operations]
-                    if not all(takers):
-                        with_organization = "with" if takers[-1] else "without"
-                        schema["description"] += f" (Only {with_organization} `organizationId`.)"
+                    own, organization = (_takes(each, parameter["name"]) for each in operations)
+                    if own != organization:
+                        which = "with" if organization else "without"
+                        schema["description"] += f" (Only {which} `organizationId`.)"
                     properties[parameter["name"]] = self._inline(schema)
         required = [name for name, _ in tool.path]
         outputs = [
             operation["responses"]["200"]["content"]["application/json"]["schema"]
             for operation in operations
         ]
-        output = {"type": "object", "anyOf": outputs} if len(outputs) > 1 else outputs[0]
+        # A refusal's structured content is the problem: clients that check an error's
+        # content against the schema too (the MCP Inspector) would otherwise hide its words.
+        answers = outputs if outputs[0] != outputs[1] else outputs[:1]
+        output = {"anyOf": [*answers, {"$ref": "#/components/schemas/Error"}]}
         return McpTool(
             name=tool.name,
             title=tool.title,

@@ -11,6 +11,7 @@ from prometheus_client import REGISTRY
 
 from app import create_app
 from tests.conftest import TEST_SETTINGS
+from tests.support import mcp_calls
 from tests.support.factories import bearer
 from tests.support.mcp_calls import HEADERS, call, rpc, tool_for
 
@@ -19,21 +20,9 @@ TOOLS = ["find_bots", "get_bot", "list_bot_requests", "get_bot_request", "get_us
 
 @pytest.fixture
 def tenant(world):
-    """Ada, in Acme, with a public bot, Acme's private bot and three requests."""
-    acme = world.organization("Acme")
-    ada = world.user("Ada", organizations=[acme])
-    public = world.bot("public-bot")
-    world.bot("acme-bot", organization=acme, is_public=False)
-    requests = [
-        world.bot_request(bot=public, created_by=ada, organization=acme, creditCost=2)
-        for _ in range(3)
-    ]
-    return {
-        "acme": str(acme),
-        "token": bearer(world.token(user=ada)),
-        "request": str(requests[0]),
-        "other": str(world.organization("Other")),
-    }
+    """`mcp_calls.tenant`, with Ada's Bearer header and another organization's id."""
+    scene = mcp_calls.tenant(world)
+    return {**scene, "token": bearer(scene["token"]), "other": str(world.organization("Other"))}
 
 
 def _tools(client, token) -> dict:

@@ -1,5 +1,6 @@
 """MCP tool calls through a Flask test client, and the GET each tool call stands for
-(blueprints/agents.py): tests compare the two, and run the HTTP checks through the tools."""
+(blueprints/agents.py): tests compare the two, and run the HTTP checks through the tools; and
+`tenant`, the data the MCP tests call tools on."""
 
 import json
 import re
@@ -76,3 +77,17 @@ class ToolsAsHttp:
     def get(self, path: str, headers: dict):
         name, arguments = tool_for(path)
         return Answer(call(self._client, headers, name, arguments))
+
+
+def tenant(world) -> dict:
+    """Ada, in Acme, with a public bot, Acme's private bot and three requests: ids as text,
+    Ada's token as it is given."""
+    acme = world.organization("Acme")
+    ada = world.user("Ada", organizations=[acme])
+    public = world.bot("public-bot")
+    world.bot("acme-bot", organization=acme, is_public=False)
+    requests = [
+        world.bot_request(bot=public, created_by=ada, organization=acme, creditCost=2)
+        for _ in range(3)
+    ]
+    return {"acme": str(acme), "token": world.token(user=ada), "request": str(requests[0])}
