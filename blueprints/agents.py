@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, Flask, current_app, request, url_for
+from werkzeug.exceptions import HTTPException
 from werkzeug.test import EnvironBuilder
 
 from domain.errors import Forbidden, Unavailable
 from runtime import admission
 from web.authentication import auth
-from web.errors import error_body
+from web.errors import error_body, status_message
 from web.request_ids import HEADER, current_request_id
 
 log = logging.getLogger(__name__)
@@ -137,13 +138,9 @@ class Catalogue:
         for operation in operations:
             for parameter in operation.get("parameters", []):
                 if parameter.get("in") == "query" and parameter["name"] not in properties:
-                    schema = {**parameter.get("schema", {})}
-                    schema["description"] = parameter.get("description", "")
-                    own, organization = (_takes(each, parameter["name"]) for each in operations)
-                    if own != organization:
-                        which = "with" if organization else "without"
-                        schema["description"] += f" (Only {which} `organizationId`.)"
-                    properties[parameter["name"]] = self._inline(schema)
+                    properties[parameter["name"]] = self._inline(
+                        _argument([_query(each, parameter["name"]) for each in operations])
+                    )
         required = [name for name, _ in tool.path]
         outputs = [
             operation["responses"]["200"]["content"]["application/json"]["schema"]
@@ -197,8 +194,24 @@ _PATH_WORDS = {
 }
 
 
-def _takes(operation: dict, name: str) -> bool:
-    return any(p.get("name") == name for p in operation.get("parameters", []))
+def _query(operation: dict, name: str) -> dict | None:
+    """The query parameter `name` of `operation`, if it takes one."""
+    found = [p for p in operation.get("parameters", []) if p.get("name") == name]
+    return found[0] if found and found[0].get("in") == "query" else None
+
+
+def _argument(parameters: list[dict | None]) -> dict:
+    """The schema of an argument from the parameters of a tool's two reads (the caller's own,
+    an organization's): either's where they agree, and where they differ (the names `fields`
+    takes), each's, as the read `organizationId` picks."""
+    own, organization = parameters
+    taken = [parameter for parameter in parameters if parameter is not None]
+    schemas = [parameter.get("schema", {}) for parameter in taken]
+    schema = {"anyOf": schemas} if len(taken) > 1 and schemas[0] != schemas[1] else schemas[0]
+    description = taken[-1].get("description", "")
+    if own is None or organization is None:
+        description += f" (Only {'with' if organization else 'without'} `organizationId`.)"
+    return {**schema, "description": description}
 
 
 def _text(value: Any) -> str:
@@ -211,8 +224,13 @@ def _text(value: Any) -> str:
 class ToolRefused(Exception):
     """A call the service refuses, in its own words: an MCP tool error."""
 
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
 
-def _url(tool: Tool, arguments: dict) -> str:
+
+def _url(tool: Tool, arguments: dict) -> tuple[str, str]:
+    """The endpoint and URL of the GET that `arguments` ask of `tool`."""
     takes = current_app.extensions["mcp_catalogue"].arguments[tool.name]
     unknown = sorted(set(arguments) - takes)
     if unknown:
@@ -223,23 +241,25 @@ def _url(tool: Tool, arguments: dict) -> str:
     for name, value in given.items():
         if not isinstance(value, str | int | float | bool):
             raise ToolRefused(f"{name}: give a string, a number or true/false.")
+    given = {name: _text(value) for name, value in given.items()}
     organization = given.pop(ORGANIZATION, None)
     endpoint = tool.organization_endpoint if organization is not None else tool.endpoint
-    values = {route: _text(given.pop(name)) for name, route in tool.path if name in given}
-    missing = [name for name, route in tool.path if route not in values]
+    values = {route: given.pop(name, "") for name, route in tool.path}
+    missing = [name for name, route in tool.path if not values[route]]
     if missing:
         raise ToolRefused(f"{', '.join(missing)}: required.")
     if organization is not None:
-        values["organization_id"] = _text(organization)
-    url = url_for(endpoint, **values, **{name: _text(value) for name, value in given.items()})
+        values["organization_id"] = organization
+    url = url_for(endpoint, **values, **given)
     if len(url) > MAX_URL:
         raise ToolRefused(f"The arguments are too long: at most {MAX_URL} characters in all.")
-    return url
+    return endpoint, url
 
 
-def dispatch(url: str):
+def dispatch(endpoint: str, url: str):
     """The GET of `url` as the caller's own request, with its own context: its token, its
-    request id and address, counted and logged as any other."""
+    request id and address, counted and logged as any other. A path argument that routes it
+    to another endpoint (`export`, a `/` or `?` of its own) is refused as not found."""
     app = current_app._get_current_object()
     path, _, query = url.partition("?")
     headers = {
@@ -254,6 +274,12 @@ def dispatch(url: str):
         headers=headers,
         environ_base={"REMOTE_ADDR": request.remote_addr or ""},
     ).get_environ()
+    try:
+        routed, _ = app.url_map.bind_to_environ(environ).match()
+    except HTTPException:
+        routed = endpoint  # routed nowhere: the GET answers its 404, as over HTTP
+    if routed != endpoint:
+        raise ToolRefused(status_message(404), status=404)
     with app.app_context(), app.request_context(environ):
         try:
             return app.full_dispatch_request()
@@ -293,15 +319,20 @@ def build_server():
                 message=f"Unknown tool {params.name!r}: the tools are {', '.join(TOOLS)}.",
             )
         try:
-            response = dispatch(_url(tool, dict(params.arguments or {})))
+            response = dispatch(*_url(tool, dict(params.arguments or {})))
+            if response.status_code != 200:
+                return _refusal(response.get_json(), response.headers.get("Retry-After"))
+            body = response.get_data(as_text=True)
+            answer = json.loads(body)
         except ToolRefused as refused:
-            return _refusal(error_body(400, str(refused), request_id=current_request_id()))
-        if response.status_code != 200:
-            return _refusal(response.get_json(), response.headers.get("Retry-After"))
-        body = response.get_data(as_text=True)
-        return CallToolResult(
-            content=[TextContent(type="text", text=body)], structured_content=json.loads(body)
-        )
+            problem = error_body(refused.status, str(refused), request_id=current_request_id())
+            return _refusal(problem)
+        except Exception:  # a bug of ours: logged once, told as a 500 is, not in Python's words
+            log.exception("The MCP tool %s failed.", tool.name)
+            problem = error_body(500, status_message(500), request_id=current_request_id())
+            return _refusal(problem)
+        text = TextContent(type="text", text=body)
+        return CallToolResult(content=[text], structured_content=answer)
 
     return Server(
         "bot-catalogue",
@@ -318,14 +349,13 @@ bp.rate_limited = False  # each tool call is counted as the request it makes (`d
 
 
 @bp.before_request
-def _same_origin_or_allowed() -> None:
-    """A page's request carries `Origin`: only the service's own and those `CORS_ORIGINS`
-    names may call, as the protocol asks of a server against DNS rebinding."""
+def _allowed_origin() -> None:
+    """A page's request carries `Origin`: only one that `CORS_ORIGINS` names may call, as the
+    protocol asks of a server against DNS rebinding. The service's own origin is not taken
+    from `Host`, which a rebinding page chooses."""
     origin = request.headers.get("Origin")
-    if origin is None:
-        return
     allowed = current_app.config["CORS_ORIGINS"]
-    if origin != request.host_url.rstrip("/") and origin not in allowed and allowed != ("*",):
+    if origin is not None and origin not in allowed and allowed != ("*",):
         raise Forbidden(f"Pages from {origin} may not call /mcp (CORS_ORIGINS).")
 
 
@@ -339,7 +369,7 @@ def mcp():
     seconds = 2 * current_app.config["MONGODB_TIMEOUT_MS"] / 1000
     try:
         response = serve(current_app.extensions["mcp_server"], seconds)
-    except TimeoutError:  # each tool's GET has its own deadline: this is the backstop
+    except TimeoutError:  # each GET has its own deadline; a call that outlived two is dropped
         raise Unavailable(f"The MCP call took longer than {seconds:g} s.") from None
     return _in_our_words(response)
 

@@ -45,7 +45,7 @@ class DatabaseStalled(DatabaseBusy):
         Exception.__init__(
             self,
             f"none of the {permits} database permits of this worker came back, and the "
-            f"database answered none of their commands, for {STALL} s",
+            f"database answered none of its requests' commands, for {STALL} s",
         )
 
 
@@ -62,8 +62,8 @@ class Permits:
         self._moved = time.monotonic()
 
     def answered(self) -> None:
-        """The database answered a command of a request holding a permit: it is not stalled,
-        however long that request holds it. A plain store, safe without the lock: a waiter
+        """The database answered a command on the requests' client: it is not stalled,
+        however long a request holds its permit. A plain store, safe without the lock: a waiter
         that read the time before it still asks again before refusing."""
         self._moved = time.monotonic()
 
@@ -102,10 +102,16 @@ class Permits:
             self._changed.notify()
 
 
+# What the driver sends on its own, which a database answers whatever its reads do.
+_HOUSEKEEPING = frozenset({"killCursors", "endSessions"})
+
+
 class Replies(monitoring.CommandListener):
     """On the requests' client (`runtime.database`): each reply the database sends tells the
-    permits it is answering (`Permits.answered`). A command that failed without a reply (a
-    timeout, a lost connection) tells nothing; an error reply is rare enough to leave out."""
+    permits it is answering (`Permits.answered`), the driver's housekeeping apart. A command
+    that failed without a reply (a timeout, a lost connection) tells nothing; an error reply
+    is rare enough to leave out. The feeds' reads and `/readyz`'s ping are on this client too:
+    a database that answers them answers."""
 
     def __init__(self, permits: Permits):
         self._permits = permits
@@ -114,7 +120,8 @@ class Replies(monitoring.CommandListener):
         pass
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-        self._permits.answered()
+        if event.command_name not in _HOUSEKEEPING:
+            self._permits.answered()
 
     def failed(self, event: monitoring.CommandFailedEvent) -> None:
         pass

@@ -20,6 +20,7 @@ MAX_BODY = 64 * 1024
 
 def _scope() -> dict:
     environ = request.environ
+    port = environ.get("SERVER_PORT") or ""  # from `Host` under a unix socket: anything
     return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -35,7 +36,7 @@ def _scope() -> dict:
             for name, value in request.headers.items()
         ],
         "client": (request.remote_addr or "", 0),
-        "server": (environ.get("SERVER_NAME", ""), int(environ.get("SERVER_PORT") or 80)),
+        "server": (environ.get("SERVER_NAME", ""), int(port) if port.isdigit() else 80),
         "state": {},
     }
 

@@ -166,15 +166,28 @@ def test_without_a_valid_token_mcp_is_a_401_naming_bearer(client, tenant):
         assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
-def test_a_page_of_another_origin_may_not_call(app, tenant):
-    client = app.test_client()
-    foreign = {**tenant["token"], "Origin": "https://evil.example"}
-    own = {**tenant["token"], "Origin": "http://localhost"}
+@pytest.mark.parametrize(
+    ("allowed", "origin", "status"),
+    [
+        ((), "https://evil.example", 403),
+        # The service's own origin is read from `Host`, which a rebinding page chooses.
+        ((), "http://localhost", 403),
+        (("https://dash.example",), "https://dash.example", 200),
+        (("https://dash.example",), "https://evil.example", 403),
+        (("*",), "https://evil.example", 200),
+    ],
+)
+def test_a_request_from_a_page_needs_an_origin_cors_origins_names(
+    db, tenant, allowed, origin, status
+):
+    settings = {**TEST_SETTINGS, "MONGODB_DB": db.name, "CORS_ORIGINS": allowed}
+    client = create_app(settings, mongo_client=db.client).test_client()
 
-    refused, body = rpc(client, foreign, "tools/list")
-    assert refused.status_code == 403
-    assert "https://evil.example" in body["detail"]
-    assert rpc(client, own, "tools/list")[0].status_code == 200
+    response, body = rpc(client, {**tenant["token"], "Origin": origin}, "tools/list")
+
+    assert response.status_code == status
+    if status == 403:
+        assert origin in body["detail"]
 
 
 def test_mcp_takes_posts_only(client, tenant):
@@ -234,3 +247,56 @@ def test_each_tool_call_is_measured_as_its_get(db, tenant):
         "/v1/bots/<slug>/": 1,
         "/mcp": 1,
     }
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("get_bot_request", {"botRequestId": "export"}),
+        ("get_bot_request", {"botRequestId": "export#"}),
+        ("get_bot_request", {"botRequestId": "feed"}),
+        ("find_bots", {"organizationId": "0123456789abcdef01234567/requests/export?bot="}),
+        ("get_bot", {"slug": "x", "organizationId": "0123456789abcdef01234567/requests/feed#"}),
+    ],
+)
+def test_a_path_argument_reaches_no_other_endpoint(client, tenant, name, arguments, json_log):
+    """An id that would route the tool's GET to an export or a feed is not found, as no
+    such bot request is; nothing but the one refusal is asked or logged."""
+    result = call(client, tenant["token"], name, arguments)
+
+    assert result["isError"] is True
+    assert result["structuredContent"]["status"] == 404
+    paths = [line.get("path") for line in json_log() if line.get("method") == "GET"]
+    assert not any("export" in path or "feed" in path for path in paths), paths
+
+
+def test_an_empty_slug_is_missing_not_the_list(client, tenant):
+    result = call(client, tenant["token"], "get_bot", {"slug": ""})
+
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "slug: required."
+
+
+def test_an_argument_whose_two_reads_differ_takes_what_each_takes(client, tenant):
+    """`fields` of an organization's bots names `organizationId`, the caller's list does not."""
+    fields = _tools(client, tenant["token"])["find_bots"]["inputSchema"]["properties"]["fields"]
+    acme = tenant["acme"]
+    arguments = {"organizationId": acme, "fields": "organizationId"}
+
+    assert len(fields["anyOf"]) == 2
+    assert any(
+        Draft202012Validator(schema).is_valid("organizationId") for schema in fields["anyOf"]
+    )
+    assert call(client, tenant["token"], "find_bots", arguments)["isError"] is False
+
+
+def test_a_failure_of_ours_is_a_tool_error_in_the_usual_words(client, tenant, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("an internal detail")
+
+    monkeypatch.setattr("blueprints.agents.dispatch", broken)
+    result = call(client, tenant["token"], "get_bot", {"slug": "public-bot"})
+
+    assert result["isError"] is True
+    assert result["structuredContent"]["status"] == 500
+    assert "internal detail" not in json.dumps(result)
