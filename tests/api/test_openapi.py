@@ -8,8 +8,9 @@ import pytest
 from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 
-# Routes that serve the documentation itself rather than the API.
-DOCUMENTATION_ENDPOINTS = re.compile(r"^(api-docs|docs_assets)\.")
+# Routes that serve the documentation itself rather than the API, and `/mcp`, whose
+# messages MCP describes (`tools/list`; docs/decisions/2026-11-29-agents-over-mcp.md).
+DOCUMENTATION_ENDPOINTS = re.compile(r"^(api-docs|docs_assets|agents)\.")
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 
