@@ -37,7 +37,7 @@ ORGANIZATION = "organizationId"
 @dataclass(frozen=True)
 class Tool:
     """An agent's view of one or two reads: the caller's own (`endpoint`) and an
-    organization's (`organization_endpoint`), named by Flask endpoint and operationId."""
+    organization's (`organization_endpoint`), each named by its Flask endpoint."""
 
     name: str
     title: str
