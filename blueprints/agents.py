@@ -19,11 +19,13 @@ from typing import Any
 
 from flask import Blueprint, Flask, current_app, request, url_for
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Map
 from werkzeug.test import EnvironBuilder
 
 from domain.errors import Forbidden, Unavailable
 from runtime import admission
 from web.authentication import auth
+from web.blueprint import openapi_path
 from web.errors import error_body, status_message
 from web.request_ids import HEADER, current_request_id
 
@@ -36,8 +38,8 @@ ORGANIZATION = "organizationId"
 
 @dataclass(frozen=True)
 class Tool:
-    """An agent's view of one or two reads: the caller's own (`endpoint`) and an
-    organization's (`organization_endpoint`), each named by its Flask endpoint."""
+    """An agent's view of two reads: the caller's own (`endpoint`) and an organization's
+    (`organization_endpoint`), each named by its Flask endpoint."""
 
     name: str
     title: str
@@ -106,30 +108,30 @@ TOOLS = {
 class Catalogue:
     """The tools as MCP lists them, their schemas read from the OpenAPI document once."""
 
-    def __init__(self, document: dict, endpoints: dict[str, str]):
+    def __init__(self, document: dict, url_map: Map):
         self._document = document
-        self._operations = {
-            endpoint: operation
-            for path in document["paths"].values()
-            for operation in path.values()
-            if isinstance(operation, dict)
-            for endpoint, operation_id in endpoints.items()
-            if operation.get("operationId") == operation_id
-        }
+        self._url_map = url_map
         self.listed = [self._listed(tool) for tool in TOOLS.values()]
         self.arguments = {
             tool.name: frozenset(listed.input_schema["properties"])
             for tool, listed in zip(TOOLS.values(), self.listed, strict=True)
         }
 
+    def _path_item(self, endpoint: str) -> dict:
+        """What the document says of the path `endpoint` serves."""
+        [rule] = self._url_map.iter_rules(endpoint)
+        return self._document["paths"][openapi_path(rule.rule)]
+
     def _listed(self, tool: Tool):
         from mcp.types import Tool as McpTool
         from mcp.types import ToolAnnotations
 
-        operations = [self._operations[tool.endpoint], self._operations[tool.organization_endpoint]]
+        own = self._path_item(tool.endpoint)
+        operations = [own["get"], self._path_item(tool.organization_endpoint)["get"]]
+        described = {p["name"]: p["description"] for p in own.get("parameters", [])}
         properties: dict[str, Any] = {}
-        for name, _ in tool.path:
-            properties[name] = {"type": "string", "description": _PATH_WORDS[name]}
+        for name, route in tool.path:
+            properties[name] = {"type": "string", "description": described[route]}
         properties[ORGANIZATION] = {
             "type": "string",
             "description": "An organization's id (24 hexadecimal characters): ask for that "
@@ -186,12 +188,6 @@ class Catalogue:
                     found[name] = self._inline(components[name])
                     waiting.append(components[name])
         return found
-
-
-_PATH_WORDS = {
-    "slug": "The bot's slug.",
-    "botRequestId": "The bot request's id: 24 hexadecimal characters.",
-}
 
 
 def _query(operation: dict, name: str) -> dict | None:
@@ -400,12 +396,6 @@ def init_app(app: Flask, document: dict) -> None:
     except ImportError:
         log.info("No MCP endpoint: the mcp extra is not installed; /mcp answers 404.")
         return
-    endpoints = {}
-    for rule in app.url_map.iter_rules():
-        view = app.view_functions[rule.endpoint]
-        operation_id = getattr(view, "_apidoc", {}).get("manual_doc", {}).get("operationId")
-        if operation_id:
-            endpoints[rule.endpoint] = operation_id
-    app.extensions["mcp_catalogue"] = Catalogue(document, endpoints)
+    app.extensions["mcp_catalogue"] = Catalogue(document, app.url_map)
     app.extensions["mcp_server"] = build_server()
     app.register_blueprint(bp)

@@ -29,6 +29,11 @@ _RULE_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 _LISTING = "listing"
 
 
+def openapi_path(rule: str) -> str:
+    """A Flask rule as the OpenAPI document names its path: `/v1/bots/{slug}/`."""
+    return _RULE_VARIABLE.sub(r"{\1}", rule)
+
+
 class QueryParser(FlaskParser):
     """webargs' parser, made strict.
 
