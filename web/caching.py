@@ -4,10 +4,12 @@ Every response is personal (it depends on the caller's token), so shared caches 
 keep it and a client must revalidate before reuse: `private, no-cache`. A 304 spends none of
 the caller's rate limit (web/rate_limits.py), and for a cached bot, whose bytes and tag are
 kept (web/rendered.py), builds no body; elsewhere the body is built to compute its hash.
+
+`Date` is the server's to write, as gunicorn and Flask's development server both do on every
+answer: gunicorn drops an app's own, and the development server would send it twice.
 """
 
 from flask import Flask, Response, request
-from werkzeug.http import http_date
 
 CACHE_CONTROL = "private, no-cache"
 
@@ -29,8 +31,7 @@ def _conditional(response: Response) -> Response:
         response.add_etag()
         if any(condition in request.environ for condition in _CONDITIONS):
             response.make_conditional(request)
-        elif "Date" not in response.headers:  # as `make_conditional` adds it
-            response.headers["Date"] = http_date()
+            del response.headers["Date"]  # which `make_conditional` adds
     response.headers["Cache-Control"] = CACHE_CONTROL
     return response
 

@@ -35,6 +35,18 @@ def test_if_none_match_with_the_etag_gives_an_empty_304(client, reader):
     assert again.headers["X-Request-ID"]
 
 
+def test_the_app_leaves_date_to_the_server(client, reader):
+    """gunicorn writes it on every answer and drops an app's own (tests/deployment/
+    test_http_lint.py checks it is there); Flask's development server would send two."""
+    first = client.get("/v1/bots/", headers=bearer(reader))
+    again = client.get(
+        "/v1/bots/", headers={**bearer(reader), "If-None-Match": first.headers["ETag"]}
+    )
+
+    assert [first.status_code, again.status_code] == [200, 304]
+    assert "Date" not in first.headers and "Date" not in again.headers
+
+
 def test_a_stale_etag_gets_the_new_body(client, world, reader):
     first = client.get("/v1/bots/", headers=bearer(reader))
     world.bot("another-bot")
