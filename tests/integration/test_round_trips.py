@@ -49,6 +49,31 @@ def monitored(wire_uri, wire_client, log):
     wire_client.drop_database(db.name)
 
 
+@pytest.fixture(scope="module")
+def module_monitored(wire_uri, wire_client):
+    """Like `monitored`, for data that a module's tests only read, so that it is stored once
+    (per test worker): (the log, a maker of fresh databases, test clients of apps over one)."""
+    log = CommandLog()
+    client = pymongo.MongoClient(
+        wire_uri, event_listeners=[log], datetime_conversion="DATETIME_AUTO"
+    )
+    made = []
+
+    def database():
+        made.append(wire_client[f"round_trips_{uuid.uuid4().hex[:12]}"])
+        ensure_indexes(made[-1])
+        return made[-1]
+
+    def test_client(db):
+        config = {**TEST_SETTINGS, "MONGODB_DB": db.name}
+        return create_app(config, mongo_client=client).test_client()
+
+    yield log, database, test_client
+    client.close()
+    for db in made:
+        wire_client.drop_database(db.name)
+
+
 def _fill(world: World, scene: dict, requests: int) -> None:
     for n in range(requests):
         world.bot_request(
@@ -157,18 +182,30 @@ def _warm_commands(client, log, url: str, token: str) -> list[dict]:
     return log.warm(client, url, bearer(token))[0]
 
 
+@pytest.fixture(scope="module")
+def sized(module_monitored):
+    """The scene, and the same scene with ten times its requests, each in a database of its
+    own with an app over it: (the log, {size: (database, scene, client)})."""
+    log, database, test_client = module_monitored
+    built = {}
+    for size, more in (("scene", 0), ("ten times", 300)):
+        db = database()
+        scene = _scene(db)
+        _fill(scene["world"], scene, more)
+        built[size] = (db, scene, test_client(db))
+    return log, built
+
+
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
-def test_warm_request_costs_a_fixed_number_of_round_trips(monitored, log, endpoint):
-    db, test_client = monitored
-    client = test_client()
-    scene = _scene(db)
+def test_warm_request_costs_a_fixed_number_of_round_trips(sized, endpoint):
+    log, built = sized
     path, expected, is_list = ENDPOINTS[endpoint]
-    url = path.format(acme=scene["acme"], request=scene["request"], tag=db.tags.find_one()["_id"])
-    separator = "&" if "?" in url else "?"
     counted = []
-    for limit, requests in ((1, 0), (100, 0), (100, 300)):
-        _fill(scene["world"], scene, requests)
-        paged = f"{url}{separator}limit={limit}" if is_list else url
+    for limit, size in ((1, "scene"), (100, "scene"), (100, "ten times")):
+        db, scene, client = built[size]
+        tag = db.tags.find_one()["_id"]
+        url = path.format(acme=scene["acme"], request=scene["request"], tag=tag)
+        paged = f"{url}{'&' if '?' in url else '?'}limit={limit}" if is_list else url
         commands = _warm_commands(client, log, paged, scene["token"])
         [lookup] = _about_the_caller(commands)
         assert lookup["aggregate"] == "tokens", lookup
@@ -211,10 +248,12 @@ def test_a_deep_page_fetches_only_its_own_documents(monitored, log):
     assert _summary_reads(commands) == ["bots", "organizations", "users"]
 
 
-@pytest.fixture
-def crowded(monitored, log):
-    """Sixty bots and requests, all visible to one member, with every reference set."""
-    db, test_client = monitored
+@pytest.fixture(scope="module")
+def crowded(module_monitored):
+    """Sixty bots and requests, all visible to one member, with every reference set:
+    (the log, a client, the member's token, ids for the paths)."""
+    log, database, test_client = module_monitored
+    db = database()
     world = World(db)
     acme = world.organization()
     user = world.user("Ada", organizations=[acme])
@@ -222,7 +261,7 @@ def crowded(monitored, log):
     for number in range(60):
         bot = world.bot(f"bot-{number:02d}", organization=acme, service=service, tags=[tag])
         world.bot_request(bot=bot, created_by=user, organization=acme)
-    return test_client(), world.token(user=user), {"acme": acme, "tag": tag}
+    return log, test_client(db), world.token(user=user), {"acme": acme, "tag": tag}
 
 
 LISTS = [
@@ -242,8 +281,8 @@ def _commands(client, log, path: str, token: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("template", LISTS)
-def test_round_trips_do_not_grow_with_the_page(crowded, log, template):
-    client, token, ids = crowded
+def test_round_trips_do_not_grow_with_the_page(crowded, template):
+    log, client, token, ids = crowded
     counts = {}
     for limit in (1, 10, 50):
         commands = _commands(client, log, template.format(limit=limit, **ids), token)
@@ -253,10 +292,10 @@ def test_round_trips_do_not_grow_with_the_page(crowded, log, template):
 
 
 @pytest.mark.parametrize("template", LISTS)
-def test_no_list_joins_anything(crowded, log, template):
+def test_no_list_joins_anything(crowded, template):
     """A list's page is read by id and projected; a request's summaries are read by one
     query per collection (repositories/summaries.py), never joined to each row."""
-    client, token, ids = crowded
+    log, client, token, ids = crowded
     commands = _commands(client, log, template.format(limit=5, **ids), token)
     assert _lookups(commands) == []
     page = [c for c in commands if c not in _about_the_caller(commands)]
