@@ -66,6 +66,15 @@ def db(request):
         yield from _fresh_database(request.getfixturevalue("wire_client"))
 
 
+@pytest.fixture(scope="module", params=["mongomock", "wire"])
+def module_db(request):
+    """Like `db`, shared by a module's tests: for data they only read, stored once."""
+    if request.param == "mongomock":
+        yield from _fresh_database(mongomock.MongoClient())
+    else:
+        yield from _fresh_database(request.getfixturevalue("wire_client"))
+
+
 @pytest.fixture
 def wire_db(wire_client):
     """A fresh, empty database on the wire server, for what other processes must see too."""
@@ -172,6 +181,14 @@ def offline_app():
 @pytest.fixture
 def client(app):
     return app.test_client()
+
+
+@pytest.fixture(scope="module")
+def module_client(module_db):
+    """A client of an app over `module_db`, for tests that only read."""
+    app = create_app({**TEST_SETTINGS, "MONGODB_DB": module_db.name}, mongo_client=module_db.client)
+    yield app.test_client()
+    _stop_streams(app)
 
 
 @pytest.fixture

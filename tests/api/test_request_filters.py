@@ -12,7 +12,7 @@ import pytest
 from bson import ObjectId
 
 from tests.support.checks import assert_bad_parameters
-from tests.support.factories import bearer
+from tests.support.factories import World, bearer
 
 T0 = dt.datetime(2026, 3, 1, 12, 0)
 MS = dt.timedelta(milliseconds=1)
@@ -24,6 +24,16 @@ def _at(minutes: float) -> dt.datetime:
 
 @pytest.fixture
 def scene(world):
+    return _scene(world)
+
+
+@pytest.fixture(scope="module")
+def shared_scene(module_db):
+    """The scene, stored once for the tests that only read it."""
+    return _scene(World(module_db))
+
+
+def _scene(world: World) -> dict:
     """Ada is in Acme and Beta, Bo in Acme only, Cy in Beta only, Eve in none.
 
     Requests of each of them, personal and in organizations, of public and private bots, one
@@ -167,10 +177,13 @@ QUERIES = [
 
 @pytest.mark.parametrize(("caller", "organization"), LISTINGS)
 @pytest.mark.parametrize("query", QUERIES, ids=_query_string)
-def test_filters_combine_with_name_sort_and_paging(client, scene, caller, organization, query):
+def test_filters_combine_with_name_sort_and_paging(
+    module_client, shared_scene, caller, organization, query
+):
+    scene = shared_scene
     organization = scene.get(organization)
     expected = _expected(scene, caller, organization, query)
-    assert _all_pages(client, scene, caller, organization, query, limit=3) == expected
+    assert _all_pages(module_client, scene, caller, organization, query, limit=3) == expected
 
 
 MEMBER_QUERIES = [
@@ -185,10 +198,13 @@ MEMBER_QUERIES = [
 
 @pytest.mark.parametrize("caller", ["ada", "bo", "acme"])
 @pytest.mark.parametrize("query", MEMBER_QUERIES, ids=_query_string)
-def test_created_by_gives_that_users_requests_in_the_organization(client, scene, caller, query):
+def test_created_by_gives_that_users_requests_in_the_organization(
+    module_client, shared_scene, caller, query
+):
+    scene = shared_scene
     query = {**query, "createdBy": scene["users"][query["createdBy"]]}
     expected = _expected(scene, caller, scene["acme"], query)
-    assert _all_pages(client, scene, caller, scene["acme"], query, limit=2) == expected
+    assert _all_pages(module_client, scene, caller, scene["acme"], query, limit=2) == expected
 
 
 def test_the_filters_select_what_the_scene_says(client, scene):
@@ -309,9 +325,12 @@ def test_created_from_is_inclusive_and_created_to_exclusive(client, ticks, query
     ],
 )
 @pytest.mark.parametrize("listing", ["user", "organization"])
-def test_bad_filter_values_are_a_400_naming_the_parameter(client, scene, listing, query, parameter):
+def test_bad_filter_values_are_a_400_naming_the_parameter(
+    module_client, shared_scene, listing, query, parameter
+):
+    scene = shared_scene
     path = "/v1/requests/" if listing == "user" else f"/v1/organizations/{scene['acme']}/requests/"
-    response = client.get(f"{path}?{query}", headers=bearer(scene["tokens"]["ada"]))
+    response = module_client.get(f"{path}?{query}", headers=bearer(scene["tokens"]["ada"]))
     assert_bad_parameters(response, parameter)
 
 
