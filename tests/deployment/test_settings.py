@@ -7,8 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import mongomock
 import pytest
 
+from app import create_app
 from runtime.config import EMBEDDED_MONGODB_URI, ConfigError, settings_from_env
 from tests.support import ROOT
 from tests.support.wire_server import free_port
@@ -84,11 +86,36 @@ def _assert_stopped_with_one_line(result: subprocess.CompletedProcess, name: str
 
 
 @pytest.mark.parametrize(("name", "value", "said"), APP_SETTINGS)
+def test_a_bad_app_setting_stops_the_app_factory_with_its_line(monkeypatch, name, value, said):
+    """Where `flask` and gunicorn's workers both read the app's settings; the processes'
+    own tests below show that such an error ends each with its one line. A client handed
+    in skips the URI, whose check is creating the client."""
+    for other in _ALL_NAMES:
+        monkeypatch.delenv(other, raising=False)
+    monkeypatch.setenv(name, value)
+    client = None if name == "MONGODB_URI" else mongomock.MongoClient()
+
+    with pytest.raises(ConfigError) as raised:
+        create_app(mongo_client=client)
+
+    assert raised.value.format_message().startswith(f"{name}: ")
+    assert said in raised.value.format_message()
+
+
+# A setting of each place that checks one: the database client, JWT, the app's settings.
+CHECKED_AT_START = [
+    setting
+    for setting in APP_SETTINGS
+    if setting[0] in ("MONGODB_URI", "JWT_PUBLIC_KEY", "RATELIMIT_DEFAULT")
+]
+
+
+@pytest.mark.parametrize(("name", "value", "said"), CHECKED_AT_START)
 def test_a_bad_app_setting_stops_flask(name, value, said):
     _assert_stopped_with_one_line(_flask(**{name: value}), name, said)
 
 
-@pytest.mark.parametrize(("name", "value", "said"), APP_SETTINGS + GUNICORN_SETTINGS)
+@pytest.mark.parametrize(("name", "value", "said"), CHECKED_AT_START + GUNICORN_SETTINGS)
 def test_a_bad_setting_stops_gunicorn(name, value, said):
     _assert_stopped_with_one_line(_gunicorn(**{name: value}), name, said)
 
