@@ -8,10 +8,13 @@ the same JSON or the same refusal, as an MCP tool error carrying the problem's w
 read from the OpenAPI document, so that they cannot drift from what the API takes and sends.
 
 The SDK's transport answers the protocol (web/mcp_bridge.py); without the `mcp` extra the
-route is not registered, and `/mcp` is a 404 like any unknown path. The SDK is imported where
-it is used, so that this module loads without it.
+route is not registered, and `/mcp` is a 404 like any unknown path. The SDK is imported at
+the first call, where it is used: importing it builds some 550 pydantic models, about a second
+of CPU that every worker and `flask` command would otherwise spend at start.
 """
 
+import functools
+import importlib.util
 import json
 import logging
 from dataclasses import dataclass
@@ -111,21 +114,27 @@ class Catalogue:
     def __init__(self, document: dict, url_map: Map):
         self._document = document
         self._url_map = url_map
-        self.listed = [self._listed(tool) for tool in TOOLS.values()]
+        self._described = [self._described_tool(tool) for tool in TOOLS.values()]
         self.arguments = {
-            tool.name: frozenset(listed.input_schema["properties"])
-            for tool, listed in zip(TOOLS.values(), self.listed, strict=True)
+            described["name"]: frozenset(described["input_schema"]["properties"])
+            for described in self._described
         }
+
+    @functools.cached_property
+    def listed(self) -> list:
+        """As the SDK's models, at the first `tools/list`."""
+        from mcp.types import Tool as McpTool
+        from mcp.types import ToolAnnotations
+
+        annotations = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+        return [McpTool(**described, annotations=annotations) for described in self._described]
 
     def _path_item(self, endpoint: str) -> dict:
         """What the document says of the path `endpoint` serves."""
         [rule] = self._url_map.iter_rules(endpoint)
         return self._document["paths"][openapi_path(rule.rule)]
 
-    def _listed(self, tool: Tool):
-        from mcp.types import Tool as McpTool
-        from mcp.types import ToolAnnotations
-
+    def _described_tool(self, tool: Tool) -> dict:
         own = self._path_item(tool.endpoint)
         operations = [own["get"], self._path_item(tool.organization_endpoint)["get"]]
         described = {p["name"]: p["description"] for p in own.get("parameters", [])}
@@ -152,23 +161,22 @@ class Catalogue:
         # content against the schema too (the MCP Inspector) would otherwise hide its words.
         answers = outputs if outputs[0] != outputs[1] else outputs[:1]
         output = {"anyOf": [*answers, {"$ref": "#/components/schemas/Error"}]}
-        return McpTool(
-            name=tool.name,
-            title=tool.title,
-            description=tool.description,
-            input_schema={
+        return {
+            "name": tool.name,
+            "title": tool.title,
+            "description": tool.description,
+            "input_schema": {
                 "type": "object",
                 "properties": properties,
                 "required": required,
                 "additionalProperties": False,
             },
-            output_schema={
+            "output_schema": {
                 "type": "object",
                 **self._inline(output),
                 "$defs": self._definitions(output),
             },
-            annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
-        )
+        }
 
     @staticmethod
     def _inline(schema: Any) -> Any:
@@ -297,8 +305,10 @@ def _refusal(problem: dict, retry: str | None = None):
     return CallToolResult(content=[text], structured_content=problem, is_error=True)
 
 
-def build_server():
-    """The SDK's server, with the handlers of this catalogue."""
+@functools.cache
+def _server():
+    """The SDK's server, with the handlers of the current app's catalogue: one per process,
+    built at the first call."""
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
     from mcp.types import CallToolResult, ListToolsResult, TextContent
@@ -364,7 +374,7 @@ def mcp():
     admission.give_back_early()
     seconds = 2 * current_app.config["MONGODB_TIMEOUT_MS"] / 1000
     try:
-        response = serve(current_app.extensions["mcp_server"], seconds)
+        response = serve(_server(), seconds)
     except TimeoutError:  # each GET has its own deadline; a call that outlived two is dropped
         raise Unavailable(f"The MCP call took longer than {seconds:g} s.") from None
     return _in_our_words(response)
@@ -391,11 +401,8 @@ def _in_our_words(response):
 
 def init_app(app: Flask, document: dict) -> None:
     """After the API's blueprints: the tools' schemas are read from their operations."""
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("mcp") is None:
         log.info("No MCP endpoint: the mcp extra is not installed; /mcp answers 404.")
         return
     app.extensions["mcp_catalogue"] = Catalogue(document, app.url_map)
-    app.extensions["mcp_server"] = build_server()
     app.register_blueprint(bp)
