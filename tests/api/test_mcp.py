@@ -3,6 +3,7 @@ the OpenAPI document, each call answers as the GET it stands for, refusals are t
 the service's words, and the endpoint guards itself as the rest of the API does."""
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -11,7 +12,7 @@ from prometheus_client import REGISTRY
 
 from app import create_app
 from tests.conftest import TEST_SETTINGS
-from tests.support import mcp_calls
+from tests.support import ROOT, mcp_calls
 from tests.support.factories import bearer
 from tests.support.mcp_calls import HEADERS, call, rpc, tool_for
 
@@ -228,6 +229,21 @@ def test_without_the_mcp_extra_mcp_is_a_404_said_once_at_start(db, monkeypatch, 
     assert app.test_client().post("/mcp", headers=HEADERS, data="{}").status_code == 404
     said = [line for line in json_log() if "mcp extra" in line.get("message", "")]
     assert len(said) == 1
+
+
+def test_an_app_starts_without_importing_the_sdk():
+    """Importing it costs about a second of CPU, which every worker and `flask` command
+    would pay at start; the first call imports it (blueprints/agents.py)."""
+    program = (
+        "import sys, mongomock; from app import create_app; "
+        "create_app({'TESTING': True}, mongo_client=mongomock.MongoClient()); "
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'mcp'))"
+    )
+    started = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+
+    assert started.stdout.strip() == "[]"
 
 
 def test_each_tool_call_is_measured_as_its_get(db, tenant):
