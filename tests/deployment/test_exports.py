@@ -27,8 +27,6 @@ from tests.support.gunicorn_server import GunicornServer
 # this test minutes; `make bench` measures 100,000 (docs/performance.md).
 REQUESTS = int(os.environ.get("EXPORT_TEST_REQUESTS", "20000"))
 DEADLINE_MS = 3000
-# Writing them, indexing and exporting them: a minute of CPU in all.
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -32,13 +32,9 @@ PASSWORD = f"pw-{secrets.token_urlsafe(18)}"
 WRONG_PASSWORD = f"pw-{secrets.token_urlsafe(18)}"
 DATABASE = f"locked_{uuid.uuid4().hex[:12]}"
 TIMEOUT_MS = "1000"
-pytestmark = [
-    # A CA, a TLS server and a dozen processes of the commands: a minute of CPU in all.
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        shutil.which("openssl") is None, reason="needs openssl (Debian: apt-get install openssl)"
-    ),
-]
+pytestmark = pytest.mark.skipif(
+    shutil.which("openssl") is None, reason="needs openssl (Debian: apt-get install openssl)"
+)
 
 
 def _openssl(folder: Path, *arguments: str) -> None:
