@@ -9,7 +9,7 @@ import bson
 import pytest
 
 from tests.support.checks import assert_bad_parameters
-from tests.support.factories import bearer
+from tests.support.factories import World, bearer
 
 LISTS = {
     "bots": "/v1/bots/",
@@ -21,6 +21,16 @@ LISTS = {
 
 @pytest.fixture
 def scene(world):
+    return _scene(world)
+
+
+@pytest.fixture(scope="module")
+def shared_scene(module_db):
+    """The scene, stored once for the tests that only read it."""
+    return _scene(World(module_db))
+
+
+def _scene(world: World) -> dict:
     """A member of Acme who sees public bots, Acme's bots, its own requests and Acme's."""
     rng = random.Random(1)
     acme, other = world.organization("Acme"), world.organization("Other")
@@ -84,12 +94,12 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "sort"), CASES)
-def test_a_keyset_walk_gives_the_offset_order(client, scene, name, sort):
-    path = LISTS[name].format(acme=scene["acme"])
-    expected = _offset_ids(client, scene["token"], path, sort)
+def test_a_keyset_walk_gives_the_offset_order(module_client, shared_scene, name, sort):
+    path = LISTS[name].format(acme=shared_scene["acme"])
+    expected = _offset_ids(module_client, shared_scene["token"], path, sort)
     assert expected
     for limit in (1, 4, 100):
-        assert _keyset_walk(client, scene["token"], path, sort, limit) == expected
+        assert _keyset_walk(module_client, shared_scene["token"], path, sort, limit) == expected
 
 
 @pytest.mark.parametrize(
@@ -101,15 +111,15 @@ def test_a_keyset_walk_gives_the_offset_order(client, scene, name, sort):
         ("admin", "bots"),
     ],
 )
-def test_every_caller_kind_walks_in_the_offset_order(client, scene, caller, name):
-    path = LISTS[name].format(acme=scene["acme"])
+def test_every_caller_kind_walks_in_the_offset_order(module_client, shared_scene, caller, name):
+    path = LISTS[name].format(acme=shared_scene["acme"])
     for sort in ("", "sortBy=updatedAt:desc,createdAt"):
         if "bots" in name:
             sort = sort.replace("updatedAt:desc,createdAt", "creditCost:desc,name")
-        expected = _offset_ids(client, scene[caller], path, sort)
+        expected = _offset_ids(module_client, shared_scene[caller], path, sort)
         assert expected
         for limit in (1, 6):
-            assert _keyset_walk(client, scene[caller], path, sort, limit) == expected
+            assert _keyset_walk(module_client, shared_scene[caller], path, sort, limit) == expected
 
 
 def test_count_exact_adds_the_totals_to_a_keyset_page(client, scene):
@@ -167,8 +177,8 @@ def _a_cursor(client, scene, query: str = "") -> str:
         _forged({"e": "bots.list_bots", "s": [["name", 1]], "p": "walk", "v": [REGEX, 1]}),
     ],
 )
-def test_a_malformed_cursor_is_a_400_naming_it(client, scene, cursor):
-    response = _get(client, scene["token"], f"/v1/bots/?cursor={cursor}")
+def test_a_malformed_cursor_is_a_400_naming_it(module_client, shared_scene, cursor):
+    response = _get(module_client, shared_scene["token"], f"/v1/bots/?cursor={cursor}")
     if cursor == "":
         assert response.status_code == 200  # an empty parameter is one not given
     else:
@@ -207,8 +217,8 @@ def test_a_forged_cursor_moves_a_walk_but_never_widens_it(client, scene, world):
 
 
 @pytest.mark.parametrize("query", ["pagination=sideways", "count=some", "count=exact&count=none"])
-def test_bad_paging_modes_are_400(client, scene, query):
-    response = _get(client, scene["token"], f"/v1/bots/?{query}")
+def test_bad_paging_modes_are_400(module_client, shared_scene, query):
+    response = _get(module_client, shared_scene["token"], f"/v1/bots/?{query}")
     assert_bad_parameters(response, query.partition("=")[0])
 
 
