@@ -57,22 +57,23 @@ def _fresh_database(client):
     client.drop_database(name)
 
 
+def _backend(request):
+    """A client of the backend a fixture's parameter names."""
+    if request.param == "mongomock":
+        return mongomock.MongoClient()
+    return request.getfixturevalue("wire_client")
+
+
 @pytest.fixture(params=["mongomock", "wire"])
 def db(request):
     """A fresh, empty database on each backend."""
-    if request.param == "mongomock":
-        yield from _fresh_database(mongomock.MongoClient())
-    else:
-        yield from _fresh_database(request.getfixturevalue("wire_client"))
+    yield from _fresh_database(_backend(request))
 
 
 @pytest.fixture(scope="module", params=["mongomock", "wire"])
 def module_db(request):
     """Like `db`, shared by a module's tests: for data they only read, stored once."""
-    if request.param == "mongomock":
-        yield from _fresh_database(mongomock.MongoClient())
-    else:
-        yield from _fresh_database(request.getfixturevalue("wire_client"))
+    yield from _fresh_database(_backend(request))
 
 
 @pytest.fixture
