@@ -7,7 +7,17 @@ import datetime as dt
 
 
 def now() -> dt.datetime:
-    return whole_milliseconds(dt.datetime.now(dt.UTC).replace(tzinfo=None))
+    """Built field by field: two `replace` calls cost twice the rest, on every token check."""
+    moment = dt.datetime.now(dt.UTC)
+    return dt.datetime(
+        moment.year,
+        moment.month,
+        moment.day,
+        moment.hour,
+        moment.minute,
+        moment.second,
+        moment.microsecond // 1000 * 1000,
+    )
 
 
 def whole_milliseconds(moment: dt.datetime) -> dt.datetime:

@@ -15,6 +15,7 @@ from flask import Flask, Response, g, has_request_context, request
 HEADER = "X-Request-ID"
 PATTERN = r"[A-Za-z0-9\-_.:]{1,128}"
 _SANE = re.compile(PATTERN)
+_ENVIRON_KEY = "HTTP_X_REQUEST_ID"  # the header as WSGI names it, read without `request.headers`
 
 
 def new_request_id() -> str:
@@ -24,7 +25,7 @@ def new_request_id() -> str:
 def current_request_id() -> str:
     """Decided on first use, so hooks that run before ours (or fail) still see one id."""
     if "request_id" not in g:
-        given = request.headers.get(HEADER, "")
+        given = request.environ.get(_ENVIRON_KEY, "")
         g.request_id = given if _SANE.fullmatch(given) else new_request_id()
     return g.request_id
 
