@@ -13,11 +13,13 @@ logged it.
 """
 
 import functools
+import json
 import logging
 import logging.config
 import re
 
-from pythonjsonlogger.json import JsonFormatter
+from pythonjsonlogger.json import JsonEncoder
+from pythonjsonlogger.orjson import OrjsonFormatter
 
 from runtime.bearer_tokens import TOKEN_PREFIX
 
@@ -29,7 +31,18 @@ _TOKENS = re.compile(
 )
 
 
-class RedactingJsonFormatter(JsonFormatter):
+class RedactingJsonFormatter(OrjsonFormatter):
+    """The library's orjson formatter: it writes a request's line in half the instructions
+    of the library's standard one, with which the line was a sixth of a cached answer."""
+
+    def jsonify_log_record(self, log_data) -> str:
+        """What orjson refuses (an integer past 64 bits) the library's standard encoder
+        writes, so that a record is never lost to its values."""
+        try:
+            return super().jsonify_log_record(log_data)
+        except TypeError:
+            return json.dumps(log_data, cls=JsonEncoder)
+
     def serialize_log_record(self, log_data) -> str:
         """The JSON text is searched whole, so the message, extra fields and the traceback
         are all covered; token characters need no JSON escaping. Every match starts with one

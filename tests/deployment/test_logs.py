@@ -1,5 +1,6 @@
 """Every line the processes write is one JSON object, with the request id, never a token."""
 
+import datetime as dt
 import json
 import logging
 import socket
@@ -38,6 +39,17 @@ def test_a_traceback_is_a_field_of_its_one_line(json_log):
     assert line["message"] == "failed"
     assert line["traceback"].startswith("Traceback (most recent call last):")
     assert line["traceback"].endswith("ValueError: the detail")
+
+
+def test_any_value_is_written_as_json(json_log):
+    log = logging.getLogger("x")
+    log.warning("a path of %s", "/v1/bots/café/", extra={"big": 2**70, "at": dt.date(2026, 1, 2)})
+    log.warning("beyond", extra={"ratio": float("nan"), "kind": {"nested": [1, "é"]}})
+
+    first, second = json_log()
+    assert first["message"] == "a path of /v1/bots/café/"
+    assert (first["big"], first["at"]) == (2**70, "2026-01-02")
+    assert (second["ratio"], second["kind"]) == (None, {"nested": [1, "é"]})
 
 
 def test_token_shapes_are_blanked_wherever_they_are(json_log):
