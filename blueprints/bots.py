@@ -105,4 +105,5 @@ _ONE_BOT, _ORGANIZATION_BOT = OneBotSchema(), OrganizationBotSchema()
 
 
 def _catalogue() -> Catalogue:
-    return Catalogue(current_app.extensions["catalogue_cache"], admitted_primary_db)
+    extensions = current_app._get_current_object().extensions  # not through the proxy
+    return Catalogue(extensions["catalogue_cache"], admitted_primary_db)

@@ -174,7 +174,7 @@ def give_back_early() -> None:
 
 
 def _give_back(_error: BaseException | None) -> None:
-    if g.pop("database_permit", False):
+    if g._get_current_object().pop("database_permit", False):  # not through the proxy
         current_app.extensions["database_permits"].give_back()
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from blinker import Namespace
 from bson import ObjectId
-from flask import Flask, current_app, request
+from flask import Flask, current_app, g, request
 from flask_httpauth import HTTPTokenAuth
 from pymongo.database import Database
 from werkzeug.datastructures import Authorization
@@ -45,14 +45,25 @@ class _BearerAuth(HTTPTokenAuth):
     def get_auth(self) -> Authorization | None:
         """The `Authorization` header's token, or where the endpoint takes it, the query's."""
         from_header = super().get_auth()
-        view = current_app.view_functions.get(request.endpoint)
-        if QUERY_TOKEN not in request.args or not getattr(view, "token_in_query", False):
+        served = request._get_current_object()  # once: each read through the proxy costs more
+        if QUERY_TOKEN not in served.args:
+            return from_header
+        view = current_app.view_functions.get(served.endpoint)
+        if not getattr(view, "token_in_query", False):
             return from_header
         if from_header is not None:  # a Bearer header; another scheme is a proxy's, say
             raise InvalidParameter(
                 QUERY_TOKEN, "Send the token in the Authorization header or here, not both."
             )
         return Authorization("bearer", token=request.args[QUERY_TOKEN])
+
+    # As the library's two below, without its reads through the proxies of `g` and the app,
+    # which cost more than the rest of each (docs/decisions/2026-11-29-what-a-request-costs.md).
+    def current_user(self) -> "Caller | None":
+        return getattr(g._get_current_object(), "flask_httpauth_user", None)
+
+    def ensure_sync(self, f):
+        return current_app._get_current_object().ensure_sync(f)
 
 
 auth = _BearerAuth(scheme="Bearer")
@@ -86,31 +97,29 @@ def _well_formed(token: str) -> bool:
     return 0 < len(token) <= MAX_TOKEN_LENGTH and token.isascii() and token.isprintable()
 
 
-def _jwt_subject(token: str) -> Subject | None:
-    verifier = current_app.extensions.get("jwt")
+def _jwt_subject(token: str, extensions: dict) -> Subject | None:
+    verifier = extensions.get("jwt")
     if verifier is None or not looks_like_jwt(token):
         return None
     return verifier.subject(token)
 
 
-def _jwt_caller(token: str) -> Caller | None:
-    subject = _jwt_subject(token)
+def _jwt_caller(token: str, extensions: dict) -> Caller | None:
+    subject = _jwt_subject(token, extensions)
     if subject is None:
         return None
-    user = current_app.extensions["token_cache"].get(
+    user = extensions["token_cache"].get(
         ("jwt", hash_token(token)),
-        lambda: current_app.extensions["caller_lookups"].user(
-            admitted_primary_db(), subject.user_id
-        ),
+        lambda: extensions["caller_lookups"].user(admitted_primary_db(), subject.user_id),
         lambda user: [("users", user["_id"])],
     )
     return None if user is None else user_caller(user)
 
 
-def _opaque_caller(token: str) -> Caller | None:
+def _opaque_caller(token: str, extensions: dict) -> Caller | None:
     token_hash = hash_token(token)
-    lookups = current_app.extensions["caller_lookups"]
-    document = current_app.extensions["token_cache"].get(
+    lookups = extensions["caller_lookups"]
+    document = extensions["token_cache"].get(
         ("token", token_hash), lambda: lookups.token(admitted_primary_db(), token_hash), _made_of
     )
     return caller_for(document, timestamps.now())
@@ -130,7 +139,8 @@ def _made_of(document: dict) -> list[tuple[str, object]]:
 def _verify_token(token: str) -> Caller | None:
     if not _well_formed(token):
         return None
-    return _jwt_caller(token) or _opaque_caller(token)
+    extensions = current_app._get_current_object().extensions  # not through the proxy
+    return _jwt_caller(token, extensions) or _opaque_caller(token, extensions)
 
 
 @auth.error_handler
@@ -164,7 +174,7 @@ def standing_now() -> Standing:
     if not token or not _well_formed(token):
         return Standing(None)
     lookups = current_app.extensions["caller_lookups"]
-    subject = _jwt_subject(token)
+    subject = _jwt_subject(token, current_app.extensions)
     if subject is not None:
         user = lookups.user(admitted_primary_db(), subject.user_id)
         caller = None if user is None else user_caller(user)

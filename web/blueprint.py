@@ -54,7 +54,7 @@ class QueryParser(FlaskParser):
         if (
             location == "query"
             and getattr(argmap, "EMPTY_LOADS_ALIKE", False)
-            and not (req or request).query_string
+            and not (req or request._get_current_object()).query_string
         ):
             if argmap not in self._empty_loads:
                 self._empty_loads[argmap] = super().parse(argmap, req, location=location, **kwargs)

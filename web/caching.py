@@ -23,14 +23,15 @@ _CONDITIONS = (
 
 def _conditional(response: Response) -> Response:
     """A streamed body (a download) has no tag: it would have to be read whole first."""
+    served = request._get_current_object()  # once: each read through the proxy costs more
     if (
-        request.method in ("GET", "HEAD")
+        served.method in ("GET", "HEAD")
         and response.status_code == 200
         and not response.is_streamed
     ):
         response.add_etag()
-        if any(condition in request.environ for condition in _CONDITIONS):
-            response.make_conditional(request)
+        if any(condition in served.environ for condition in _CONDITIONS):
+            response.make_conditional(served)
             del response.headers["Date"]  # which `make_conditional` adds
     response.headers["Cache-Control"] = CACHE_CONTROL
     return response

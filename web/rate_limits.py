@@ -131,7 +131,7 @@ def _announce(response: Response) -> Response:
     429, else the one with the fewest requests left (its remaining count and the seconds
     until its window resets). Registered before Flask-Limiter's own hook, so that it runs
     after it (Flask runs these hooks in reverse), once the request was counted or not."""
-    counting = current_app.extensions.get("rate_limit_counts")
+    counting = current_app._get_current_object().extensions.get("rate_limit_counts")
     if counting is None:
         return response
     limiter, several = counting

@@ -32,17 +32,17 @@ class RenderedAnswers:
         self._kept = LRUCache(maxsize=max(size, 1))
         self._lock = threading.Lock()
 
-    def response(self, answer, dump: Callable[[], object]) -> Response:
+    def response(self, app: Flask, answer, dump: Callable[[], object]) -> Response:
         """The 200 of `answer` as `dump()` shows it, encoded as `jsonify` would, with its
         ETag; `dump` runs only when no bytes are kept for this answer and URL."""
-        key = (id(answer), request.full_path)
+        key = (id(answer), request._get_current_object().full_path)  # not through the proxy
         with self._lock:
             kept = self._kept.get(key)
         if kept is None or kept.answer is not answer:
-            kept = _Kept(answer, current_app.json.response(dump()).get_data())
+            kept = _Kept(answer, app.json.response(dump()).get_data())
             with self._lock:
                 self._kept[key] = kept
-        response = Response(kept.body, mimetype=current_app.json.mimetype)
+        response = Response(kept.body, mimetype=app.json.mimetype)
         response.set_etag(kept.etag)
         return response
 
@@ -52,4 +52,5 @@ def init_app(app: Flask) -> None:
 
 
 def rendered(answer, dump: Callable[[], object]) -> Response:
-    return current_app.extensions["rendered_answers"].response(answer, dump)
+    app = current_app._get_current_object()  # once: each read through the proxy costs more
+    return app.extensions["rendered_answers"].response(app, answer, dump)

@@ -19,18 +19,19 @@ log = logging.getLogger("bot_catalogue.requests")
 
 
 def _finished(sender: Flask, response: Response, **extra) -> None:
+    served = request._get_current_object()  # once: each read through the proxy costs more
     caller = auth.current_user()
     fields = {
-        "method": request.method,
-        "path": request.path,
-        "query": sorted(request.args),
+        "method": served.method,
+        "path": served.path,
+        "query": sorted(served.args),
         "status": response.status_code,
         "durationMs": round(elapsed_seconds() * 1000, 2),
         "callerKind": caller.kind.value if caller else None,
         "callerId": str(caller.id) if caller else None,
-        "clientAddress": request.remote_addr,
+        "clientAddress": served.remote_addr,
     }
-    log.info("%s %s %s", request.method, request.path, response.status_code, extra=fields)
+    log.info("%s %s %s", served.method, served.path, response.status_code, extra=fields)
 
 
 def init_app(app: Flask) -> None:

@@ -9,11 +9,12 @@ from flask import Flask, g, request_started
 
 
 def _started(sender: Flask, **extra) -> None:
-    g.request_started = time.perf_counter()
+    g._get_current_object().request_started = time.perf_counter()  # not through the proxy
 
 
 def elapsed_seconds() -> float:
-    return time.perf_counter() - g.get("request_started", time.perf_counter())
+    now = time.perf_counter()
+    return now - g._get_current_object().get("request_started", now)
 
 
 def init_app(app: Flask) -> None:
