@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
 .PHONY: install run serve db reset-db test test-slow test-fast lint format docs clean bench bench-scale bench-load \
-	bench-caches soak wrk
+	bench-caches bench-instructions soak wrk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,11 @@ bench-scale: $(STAMP)
 # How soon the catalogue cache serves a slow list after a start and a rename (bench/caches.py).
 bench-caches: $(STAMP)
 	$(BIN)/python -m bench.caches
+
+# Instructions per cached bot by slug, the app's against bare Flask's (bench/instructions.py).
+bench-instructions: $(STAMP)
+	@command -v valgrind >/dev/null || { echo "needs valgrind: apt-get install valgrind (Debian, as root)"; exit 1; }
+	$(BIN)/python -m bench.instructions
 
 # How long `flask db load` takes on an export of BENCH_DOCUMENTS (50000), then `db init`.
 bench-load: $(STAMP)

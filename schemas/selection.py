@@ -7,6 +7,7 @@ the stored paths of what is selected (`stored_paths`), so a field left out is ne
 as the null of a missing value: the dump keeps the selected names alone (`Selected`).
 """
 
+import functools
 from dataclasses import dataclass
 
 from marshmallow import Schema, ValidationError, fields
@@ -14,11 +15,13 @@ from marshmallow import Schema, ValidationError, fields
 from domain.errors import InvalidParameter
 
 
+@functools.cache  # per schema class: asked on every request of an item
 def names(item_schema: type[Schema]) -> tuple[str, ...]:
     """The names an item of `item_schema` holds, in its order."""
     return tuple(field.data_key or name for name, field in item_schema._declared_fields.items())
 
 
+@functools.lru_cache(maxsize=1024)  # per schema class and selection: asked on every request
 def stored_paths(item_schema: type[Schema], selection: frozenset[str] | None) -> frozenset[str]:
     """The stored fields that make an item of `item_schema`, or its selection, with a nested
     summary's as `field.name`: what a repository reads, so that none holds a view's fields."""
@@ -80,6 +83,8 @@ def outside(selection: frozenset[str] | None, held: tuple[str, ...]) -> str | No
 def check(selection: frozenset[str] | None, item_schema: type[Schema]) -> None:
     """A 400 naming `fields` for a name that the caller's view does not hold: the endpoint
     accepts the names of its widest view (4.7's admin view), a caller gets its own."""
+    if selection is None:
+        return
     problem = outside(selection, names(item_schema))
     if problem:
         raise InvalidParameter("fields", problem)
