@@ -40,10 +40,25 @@ def user_caller(user: dict) -> Caller:
 
 def caller_for(token_document: dict | None, now: dt.datetime) -> Caller | None:
     """The caller a stored token stands for, or None when it is revoked, expired or orphaned."""
-    if token_document is None or token_document.get("revokedAt") is not None:
+    if token_document is None:
         return None
-    expires_at = token_document.get("expiresAt")
+    expires_at = expiry(token_document)
     if expires_at is not None and expires_at <= now:
+        return None
+    return unexpired_caller(token_document)
+
+
+def expiry(token_document: dict) -> dt.datetime | None:
+    """When a stored token expires by itself (naive UTC), if it does: a stored value of
+    another type is no expiry (docs/api.md#values-another-writer-left-out-or-stored-oddly)."""
+    expires_at = token_document.get("expiresAt")
+    return expires_at if isinstance(expires_at, dt.datetime) else None
+
+
+def unexpired_caller(token_document: dict) -> Caller | None:
+    """The caller a stored token stands for until it expires, or None when it is revoked or
+    orphaned."""
+    if token_document.get("revokedAt") is not None:
         return None
     kind = token_document.get("kind")
     if kind == "user" and (users := token_document.get("userDocuments")):

@@ -30,7 +30,7 @@ from flask_httpauth import HTTPTokenAuth
 from pymongo.database import Database
 from werkzeug.datastructures import Authorization
 
-from access.callers import Caller, caller_for, user_caller
+from access.callers import Caller, expiry, unexpired_caller, user_caller
 from access.jwt_tokens import JwtVerifier, Subject, looks_like_jwt
 from domain import timestamps
 from domain.errors import InvalidParameter
@@ -119,20 +119,26 @@ def _jwt_caller(token: str, extensions: dict) -> Caller | None:
 def _opaque_caller(token: str, extensions: dict) -> Caller | None:
     token_hash = hash_token(token)
     lookups = extensions["caller_lookups"]
-    document = extensions["token_cache"].get(
-        ("token", token_hash), lambda: lookups.token(admitted_primary_db(), token_hash), _made_of
+    standing = extensions["token_cache"].get(
+        ("token", token_hash),
+        lambda: _token_standing(lookups.token(admitted_primary_db(), token_hash)),
+        lambda standing: standing.sources,
     )
-    return caller_for(document, timestamps.now())
+    return None if standing is None else standing.caller_now()
 
 
-def _made_of(document: dict) -> list[tuple[str, object]]:
-    """The token, and what it names, found or not: a user created later under that id
-    changes what the token stands for too."""
-    return [
+def _token_standing(document: dict | None) -> "Standing | None":
+    """A stored token as the token cache keeps it: its caller built once, not per request.
+    Its sources are the token and what it names, found or not: a user created later under
+    that id changes what the token stands for too."""
+    if document is None:
+        return None
+    sources = {
         ("tokens", document["_id"]),
         ("users", document.get("user")),
         ("organizations", document.get("organization")),
-    ]
+    }
+    return Standing(unexpired_caller(document), frozenset(sources), expiry(document))
 
 
 @auth.verify_token
@@ -164,6 +170,12 @@ class Standing:
     sources: frozenset[tuple[str, object]] = frozenset()
     expires_at: dt.datetime | None = None
 
+    def caller_now(self) -> Caller | None:
+        """The caller, unless the token has expired since it was read."""
+        if self.caller is None or self.expires_at is None:
+            return self.caller
+        return self.caller if timestamps.now() < self.expires_at else None
+
 
 def standing_now() -> Standing:
     """The request's token read again from the database, never from the token cache: a live
@@ -179,12 +191,7 @@ def standing_now() -> Standing:
         user = lookups.user(admitted_primary_db(), subject.user_id)
         caller = None if user is None else user_caller(user)
         return Standing(caller, frozenset({("users", subject.user_id)}), subject.expires_at)
-    document = lookups.token(admitted_primary_db(), hash_token(token))
-    if document is None:
+    standing = _token_standing(lookups.token(admitted_primary_db(), hash_token(token)))
+    if standing is None:
         return Standing(None)
-    expires_at = document.get("expiresAt")
-    return Standing(
-        caller_for(document, timestamps.now()),
-        frozenset(_made_of(document)),
-        expires_at if isinstance(expires_at, dt.datetime) else None,
-    )
+    return Standing(standing.caller_now(), standing.sources, standing.expires_at)

@@ -8,6 +8,7 @@ import datetime as dt
 
 import pytest
 
+from runtime.bearer_tokens import hash_token
 from tests.support.cast import BOTS, CALLERS, ENDPOINTS, REQUESTS, bad_credentials, build_cast
 from tests.support.checks import assert_error
 from tests.support.factories import bearer
@@ -298,6 +299,16 @@ def test_scheme_is_case_insensitive(client, cast, scheme):
 def test_token_expiring_in_the_future_is_valid(client, cast):
     tomorrow = dt.datetime.now(dt.UTC).replace(tzinfo=None) + dt.timedelta(days=1)
     token = cast.world.token(user=cast.users["member"], expires_at=tomorrow)
+    response = client.get("/v1/bots/?custom=true", headers=bearer(token))
+    assert _slugs(response) == CUSTOM_BOT_LIST["member"]
+
+
+@pytest.mark.parametrize("stored", ["2000-01-01", 0, {"at": 1}], ids=["text", "number", "object"])
+def test_an_expiry_stored_as_another_type_is_no_expiry(client, cast, stored):
+    """As any value of the wrong type another writer stored (docs/api.md): not a 500."""
+    token = cast.world.token(user=cast.users["member"])
+    odd = {"$set": {"expiresAt": stored}}
+    cast.world.db.tokens.update_one({"tokenHash": hash_token(token)}, odd)
     response = client.get("/v1/bots/?custom=true", headers=bearer(token))
     assert _slugs(response) == CUSTOM_BOT_LIST["member"]
 
