@@ -18,6 +18,7 @@ from tests.support import jwt_claims
 from tests.support.browser import Page, chromium
 from tests.support.factories import World, bearer
 from tests.support.gunicorn_server import GunicornServer
+from tests.support.json_log import parse_lines
 from tests.support.sse import EventStream, open_feed
 
 
@@ -231,8 +232,10 @@ def test_on_a_standalone_server_a_feed_is_a_503_saying_why(standalone):
     assert answered_after < 2, "told at once, not after the seconds a stream gets to open"
     assert listed == 200
     # Said by gunicorn's master, before any request: at start, not at a worker's first feed.
-    [warning] = [line for line in at_start.splitlines() if "runs no change streams" in line]
-    assert '"level": "WARNING"' in warning and "live feed answers 503" in warning
+    [warning] = [
+        line for line in parse_lines(at_start) if "runs no change streams" in line["message"]
+    ]
+    assert warning["level"] == "WARNING" and "live feed answers 503" in warning["message"]
 
 
 def test_a_removed_membership_ends_the_organizationsopen_feed(gunicorn, scene):
