@@ -8,6 +8,7 @@ Visibility is a tuple of branches rather than one `$or` filter so that a reposit
 choose how to run it (repositories/pages.py).
 """
 
+import functools
 from dataclasses import dataclass
 
 from bson import ObjectId
@@ -33,6 +34,12 @@ class Visibility:
             return dict(self.branches[0])
         return {"$or": [dict(branch) for branch in self.branches]}
 
+    @functools.cached_property
+    def key(self) -> str:
+        """Itself as a cache's key (repositories/catalogue.py), written once: `repr` writes
+        each value with its type, where Python's equality would take `True` for 1."""
+        return repr(self)
+
 
 EVERYTHING = Visibility.of({})
 NOTHING = Visibility(())
@@ -48,6 +55,12 @@ def _public_or_organizations(caller: Caller) -> Visibility:
     return Visibility.of({"isPublic": True}, _in_organizations(caller.organization_ids))
 
 
+# The catalogue's two are asked on every bot request, of a caller the token cache keeps: the
+# same answer, with its `key` written, serves each request of that caller.
+_FOR_EACH_CALLER = 4096
+
+
+@functools.lru_cache(maxsize=_FOR_EACH_CALLER)
 def bots(caller: Caller, custom: bool) -> Visibility:
     """4.5: the bot list; `custom` narrows it to the caller's organizations' bots."""
     if custom:
@@ -68,7 +81,13 @@ class BotAccess:
     visibility: Visibility
     detailed: bool = False
 
+    @functools.cached_property
+    def key(self) -> str:
+        """As `Visibility.key`."""
+        return repr(self)
 
+
+@functools.lru_cache(maxsize=_FOR_EACH_CALLER)
 def bot_access(caller: Caller) -> BotAccess:
     """4.7: a bot the caller could list with any parameters, `custom=true` included; only
     an admin sees its details."""

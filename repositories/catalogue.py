@@ -31,10 +31,11 @@ class Catalogue:
     def get_with_organization(self, visibility, slug, reads):
         return self._answer("get_with_organization", visibility, slug, reads)
 
-    def _answer(self, operation: str, *arguments):
-        """`repr` writes every value of a query (ObjectIds, dates, BSON types) with its type,
+    def _answer(self, operation: str, access, *arguments):
+        """Keyed by the access's own key (`policy.Visibility.key`) and the rest's `repr`,
+        which writes every value of a query (ObjectIds, dates, BSON types) with its type,
         so two different reads never share a key."""
         return self._cache.get(
-            repr((operation, arguments)),
-            lambda: getattr(BotRepository(self._database()), operation)(*arguments),
+            (operation, access.key, repr(arguments)),
+            lambda: getattr(BotRepository(self._database()), operation)(access, *arguments),
         )
