@@ -168,3 +168,18 @@ def test_a_users_own_usage_is_what_it_made_wherever(caller):
 def test_an_organization_token_has_no_usage_of_its_own():
     with pytest.raises(Forbidden):
         policy.own_usage(CALLERS["acme token"])
+
+
+def test_a_visibility_key_tells_apart_what_python_would_take_as_equal():
+    """1 == True in Python, not in MongoDB: two such visibilities never share a cache entry."""
+    assert policy.Visibility.of({"isPublic": True}) == policy.Visibility.of({"isPublic": 1})
+    assert policy.Visibility.of({"isPublic": True}).key != policy.Visibility.of({"isPublic": 1}).key
+
+
+def test_the_same_caller_gets_the_same_catalogue_access_each_time():
+    caller = Caller.user(ObjectId(), [ObjectId()])
+    again = Caller.user(caller.id, caller.organization_ids)
+
+    assert policy.bot_access(again) is policy.bot_access(caller)
+    assert policy.bots(again, False) is policy.bots(caller, False)
+    assert policy.bots(caller, True) != policy.bots(caller, False)
