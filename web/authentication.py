@@ -57,8 +57,9 @@ class _BearerAuth(HTTPTokenAuth):
             )
         return Authorization("bearer", token=request.args[QUERY_TOKEN])
 
-    # As the library's two below, without its reads through the proxies of `g` and the app,
-    # which cost more than the rest of each (docs/decisions/2026-11-29-what-a-request-costs.md).
+    # The library's own two, reading `g` and the app once rather than through their proxies,
+    # each read of which costs more than the rest of either
+    # (docs/decisions/2026-11-29-what-a-request-costs.md).
     def current_user(self) -> "Caller | None":
         return getattr(g._get_current_object(), "flask_httpauth_user", None)
 
