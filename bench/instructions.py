@@ -21,20 +21,15 @@ import time
 from pathlib import Path
 
 from bench import dataset
-from bench.run import RESULTS, VAR, data_set, env_number
+from bench.run import BARE_ROWS, RESULTS, VAR, data_set, endpoints, env_number
 
 COUNTED = 200
 WARM = 100
 
 
-def _path(db) -> str:
-    return "/v1/bots/" + db.bots.find_one({"isPublic": True}, sort=[("_id", 1)])["slug"] + "/"
-
-
-def _count(side: str, uri: str, db_name: str, path: str) -> None:
+def _count(side: str, uri: str, db_name: str, path: str, token: str) -> None:
     """Under callgrind: `side`'s app answers `path` WARM times, then COUNTED times between
     a zeroing and a dump of the counters."""
-    token = dataset.user_token(0)
     if side == "bare":
         from bench.bare import create_app
 
@@ -79,13 +74,13 @@ def _count(side: str, uri: str, db_name: str, path: str) -> None:
         app.extensions["request_feeds"].stream.stop()
 
 
-def _instructions(side: str, uri: str, db_name: str, path: str, env: dict) -> float:
+def _instructions(side: str, uri: str, db_name: str, path: str, token: str, env: dict) -> float:
     """Per request, from the dump of this process's calling thread (its file ends `.1-01`)."""
     with tempfile.TemporaryDirectory() as folder:
         subprocess.run(
             ["valgrind", "--tool=callgrind", "--separate-threads=yes",
              f"--callgrind-out-file={folder}/cg.%p",
-             sys.executable, "-m", "bench.instructions", side, uri, db_name, path],
+             sys.executable, "-m", "bench.instructions", side, uri, db_name, path, token],
             check=True, capture_output=True, env={**os.environ, **env},
         )  # fmt: skip
         [dump] = Path(folder).glob("cg.*.1-01")
@@ -98,13 +93,14 @@ def main() -> None:
     scale = dataset.Scale.of(env_number("BENCH_SCALE", 1))
     with contextlib.ExitStack() as stack:
         uri, db = data_set(stack, scale)
-        path = _path(db)
+        [row] = [endpoint for endpoint in endpoints(db) if endpoint.name in BARE_ROWS]
+        path, token = row.path, row.token
         body = VAR / "bare-body.json"
         body.write_bytes(b'{"bench": "a body as long as a bot"}'.ljust(420))
-        bare_env = {"BARE_BODY": str(body), "BARE_TOKEN": dataset.user_token(0)}
+        bare_env = {"BARE_BODY": str(body), "BARE_TOKEN": token}
         figures = {
-            "app": _instructions("app", uri, db.name, path, {}),
-            "bare": _instructions("bare", uri, db.name, path, bare_env),
+            "app": _instructions("app", uri, db.name, path, token, {}),
+            "bare": _instructions("bare", uri, db.name, path, token, bare_env),
         }
     figures["ratio"] = figures["app"] / figures["bare"]
     print(
