@@ -15,7 +15,7 @@ from flask import Flask, Response, g, has_request_context, request
 HEADER = "X-Request-ID"
 PATTERN = r"[A-Za-z0-9\-_.:]{1,128}"
 _SANE = re.compile(PATTERN)
-_ENVIRON_KEY = "HTTP_X_REQUEST_ID"  # the header as WSGI names it, read without `request.headers`
+_ENVIRON_KEY = "HTTP_" + HEADER.upper().replace("-", "_")  # as WSGI names it, read directly
 
 
 def new_request_id() -> str:
